@@ -1,0 +1,57 @@
+# herd — top-level entry points. `make demo` and `make test` install any
+# missing system packages first (Debian/Ubuntu, apt-get, as root or via sudo).
+
+SHELL := /bin/bash
+CARGO ?= cargo
+# Debian packages the build and the tests need.
+APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc make libomp-dev fonts-dejavu-core
+LOOM_MAX_PREEMPTIONS ?= 3
+
+.PHONY: all deps build demo test test-rust test-loom test-c bench clean tsan
+
+all: build
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(CARGO) build --release --workspace
+
+demo: build
+	./target/release/herd topo
+	./target/release/herd pmo --quick --json out/pmo-quick.json --plot out/pmo-quick.svg
+	@echo "chart written to out/pmo-quick.svg, data to out/pmo-quick.json"
+
+test: deps test-rust test-loom test-c
+	@echo "make test: all suites passed"
+
+test-rust:
+	$(CARGO) test --workspace --release
+
+# Model checks of the sleep/wake protocol and the latches (bounded).
+test-loom:
+	RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) \
+	  $(CARGO) test -p herd --release --lib --target-dir target/loom -- sync::
+
+# The C comparison programs must compile.
+test-c:
+	$(MAKE) -C bench c-programs
+
+bench: build
+	./bench/run.sh
+
+# ThreadSanitizer on the runtime's tests (nightly).
+tsan:
+	RUSTFLAGS="-Zsanitizer=thread" RUSTDOCFLAGS="-Zsanitizer=thread" \
+	  $(CARGO) +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu -p herd --target-dir target/tsan --tests
+
+clean:
+	$(CARGO) clean
+	rm -rf out bench/build

@@ -1,0 +1,41 @@
+//! # herd — a hardware-aware parallel runtime for multicore nodes
+//!
+//! herd keeps one persistent worker pinned to each place of the machine, runs
+//! the calling thread as the last participant of every region (master-last
+//! dispatch), and balances task-parallel work with per-participant
+//! work-stealing deques.
+//!
+//! ```
+//! let pool = herd::Pool::builder().num_threads(2).build().unwrap();
+//! let (a, b) = pool.install(|| herd::join(|| 1 + 1, || 2 + 2));
+//! assert_eq!((a, b), (2, 4));
+//! let sum = pool.map_reduce(0..1000, herd::Schedule::default(), |i| i as u64, 0, |a, b| a + b);
+//! assert_eq!(sum, 499_500);
+//! ```
+//!
+//! Layers, bottom up: [`topology`] (what the machine is), [`placement`] (which
+//! participant runs where, wake order), `sync` (futex sleep/wake, latches),
+//! `sched` (the task-scheduler boundary: per-participant deques), `pool`
+//! (workers, dispatch strategies, fork-join regions), then the user-facing
+//! [`join`], [`scope`], loops ([`Pool::for_each`], [`Pool::map_reduce`]) and
+//! measurement ([`measure`]).
+
+#![warn(missing_docs)]
+
+pub mod config;
+mod error;
+pub mod measure;
+pub mod placement;
+mod pool;
+mod sched;
+mod sync;
+pub mod topology;
+pub mod trace;
+
+pub use config::{Bind, Config, Dispatch, DisplayEnv, WaitPolicy};
+pub use error::{Error, Result};
+pub use pool::{
+    current_num_threads, current_thread_index, global, join, scope, BroadcastContext, Pool, PoolBuilder,
+    PoolInfo, RegionTiming, Schedule, Scope,
+};
+pub use topology::Topology;

@@ -1,0 +1,177 @@
+//! [`PoolBuilder`]: the same settings as the `HERD_*` variables.
+
+use super::registry::Registry;
+use super::{Pool, PoolInfo};
+use crate::config::{Bind, Config, Dispatch, DisplayEnv, WaitPolicy};
+use crate::placement::{plan, PlacementRequest};
+use crate::topology::{PlacesSpec, Topology};
+use crate::{trace, Error, Result};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Builds a [`Pool`]. Every setting has an environment-variable twin; see
+/// [`Config`].
+#[derive(Clone, Debug, Default)]
+pub struct PoolBuilder {
+    config: Config,
+    places: Option<String>,
+    topology: Option<Topology>,
+}
+
+impl PoolBuilder {
+    /// herd's defaults: one participant per usable PU, master-last persistent
+    /// workers, bound, spin then sleep.
+    pub fn new() -> PoolBuilder {
+        PoolBuilder::default()
+    }
+
+    /// Starts from the `HERD_*` environment; later calls override it.
+    pub fn from_env() -> Result<PoolBuilder> {
+        for name in
+            crate::config::unknown_herd_vars(std::env::vars_os().filter_map(|(k, _)| k.into_string().ok()))
+        {
+            match crate::config::suggest(&name) {
+                Some(known) => {
+                    eprintln!("herd: warning: unknown variable {name} ignored (did you mean {known}?)")
+                }
+                None => eprintln!("herd: warning: unknown variable {name} ignored"),
+            }
+        }
+        Ok(PoolBuilder::from_config(Config::from_env()?))
+    }
+
+    /// Starts from an explicit configuration.
+    pub fn from_config(config: Config) -> PoolBuilder {
+        PoolBuilder { config, places: None, topology: None }
+    }
+
+    /// The configuration so far.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Participants per region, master included (`HERD_NUM_THREADS`).
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.config.num_threads = Some(n);
+        self
+    }
+
+    /// Place list in OpenMP syntax (`HERD_PLACES`), checked by [`build`](Self::build).
+    pub fn places(mut self, spec: impl Into<String>) -> Self {
+        self.places = Some(spec.into());
+        self
+    }
+
+    /// Binding policy (`HERD_BIND`).
+    pub fn bind(mut self, bind: Bind) -> Self {
+        self.config.bind = Some(bind);
+        self
+    }
+
+    /// Dispatch strategy (`HERD_DISPATCH`).
+    pub fn dispatch(mut self, dispatch: Dispatch) -> Self {
+        self.config.dispatch = Some(dispatch);
+        self
+    }
+
+    /// Wait policy (`HERD_WAIT`).
+    pub fn wait(mut self, wait: WaitPolicy) -> Self {
+        self.config.wait = Some(wait);
+        self
+    }
+
+    /// Cores left idle for the OS (`HERD_RESERVE`).
+    pub fn reserve(mut self, cores: usize) -> Self {
+        self.config.reserve = Some(cores);
+        self
+    }
+
+    /// Print the resolved configuration on stderr when built (`HERD_DISPLAY_ENV`).
+    pub fn display_env(mut self, display: DisplayEnv) -> Self {
+        self.config.display_env = Some(display);
+        self
+    }
+
+    /// Lay the pool out on this topology (e.g. a synthetic one) instead of
+    /// the machine's (`HERD_TOPOLOGY`).
+    pub fn topology(mut self, topology: Topology) -> Self {
+        self.topology = Some(topology);
+        self
+    }
+
+    /// Record a Chrome trace-event file (`HERD_TRACE`).
+    pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config.trace = Some(path.into());
+        self
+    }
+
+    /// Builds the pool: reads the topology, plans the placement, starts the
+    /// persistent workers.
+    pub fn build(self) -> Result<Pool> {
+        let PoolBuilder { mut config, places, topology } = self;
+        if let Some(spec) = places {
+            config.places = Some(PlacesSpec::parse("places", &spec)?);
+        }
+        if config.num_threads == Some(0) {
+            return Err(Error::invalid("num_threads", "0", "a positive integer"));
+        }
+        let topology = match (topology, &config.topology) {
+            (Some(t), _) => t,
+            (None, Some(desc)) => Topology::synthetic(desc).map_err(|e| {
+                Error::invalid(
+                    "HERD_TOPOLOGY",
+                    desc,
+                    format!("an hwloc synthetic description such as \"pack:2 l3:1 core:4 pu:2\" ({e})"),
+                )
+            })?,
+            (None, None) => Topology::detect()?,
+        };
+        let dispatch = config.dispatch.unwrap_or_default();
+        let placement = plan(
+            &topology,
+            &PlacementRequest {
+                num_threads: config.num_threads,
+                places: config.places.as_ref(),
+                bind: config.bind.unwrap_or_default(),
+                dispatch,
+                reserve: config.reserve.unwrap_or(0),
+            },
+        )?;
+        if let Some(path) = &config.trace {
+            trace::start(path.clone());
+        }
+        let registry =
+            Arc::new(Registry::new(topology, placement, dispatch, config.wait.unwrap_or_default()));
+        let pool = Pool { registry: registry.clone() };
+        if dispatch.persistent() {
+            let n = registry.num_threads();
+            let mut slots: Vec<Option<usize>> = (1..n).map(Some).collect();
+            if !dispatch.master_last() {
+                slots.push(None);
+            }
+            for slot in slots {
+                let reg = registry.clone();
+                let name = match slot {
+                    Some(i) => format!("herd-worker-{i}"),
+                    None => "herd-proxy-0".to_string(),
+                };
+                let handle = std::thread::Builder::new().name(name).spawn(move || reg.worker_main(slot))?;
+                registry.threads.lock().unwrap_or_else(|e| e.into_inner()).push(handle);
+            }
+        }
+        match config.display_env.unwrap_or_default() {
+            DisplayEnv::False => {}
+            DisplayEnv::True => eprint!("{}", PoolInfo::of(&registry).render(false)),
+            DisplayEnv::Verbose => eprint!("{}", PoolInfo::of(&registry).render(true)),
+        }
+        Ok(pool)
+    }
+
+    /// Builds the pool and makes it the global one. Fails if the global pool
+    /// already exists.
+    pub fn build_global(self) -> Result<()> {
+        let pool = self.build()?;
+        super::set_global(pool)
+            .map_err(|_| Error::Placement("the global pool was already initialised".into()))
+    }
+}

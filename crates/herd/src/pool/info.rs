@@ -1,0 +1,167 @@
+//! [`PoolInfo`]: what a pool sees and decides, for `herd topo`,
+//! `HERD_DISPLAY_ENV` and tools.
+
+use super::registry::Registry;
+use crate::config::Dispatch;
+use crate::topology::{Distance, Node, NodeKind, Pu, Source};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// One participant and where it runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerInfo {
+    /// Participant index (0 is the master).
+    pub index: usize,
+    /// OS index of its PU (the first PU of its place).
+    pub pu: u32,
+    /// OS indices of every PU of its place.
+    pub place: Vec<u32>,
+    /// Distance from the master's PU.
+    pub distance: Distance,
+    /// Position in the master's wake order (`None` for the master).
+    pub wake_rank: Option<usize>,
+}
+
+/// A snapshot of a pool's layout and settings. Serialises to the JSON of
+/// `herd topo --json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PoolInfo {
+    /// Where the topology came from.
+    pub topology: Source,
+    /// Usable PUs.
+    pub pus: Vec<Pu>,
+    /// Sizes in bytes of one L1, L2, L3 cache (null where absent).
+    pub cache_sizes: [Option<u64>; 3],
+    /// The topology tree.
+    pub tree: Node,
+    /// Participants per region.
+    pub num_threads: usize,
+    /// OS index of the master's PU.
+    pub master_pu: u32,
+    /// Every participant, master first.
+    pub workers: Vec<WorkerInfo>,
+    /// Participant indices in the order the master signals them.
+    pub wake_order: Vec<usize>,
+    /// Dispatch strategy.
+    pub dispatch: Dispatch,
+    /// Wait policy in effect: "active", "passive" or "spin:<µs>".
+    pub wait: String,
+    /// Threads are bound to their places.
+    pub bound: bool,
+    /// More runnable threads than usable PUs.
+    pub oversubscribed: bool,
+    /// Cores reserved for the OS.
+    pub reserved_cores: Vec<usize>,
+    /// Remarks about decisions taken.
+    pub notes: Vec<String>,
+}
+
+impl PoolInfo {
+    pub(crate) fn of(reg: &Registry) -> PoolInfo {
+        let topo = &reg.topology;
+        let pl = &reg.placement;
+        let pus = topo.pus();
+        let os = |i: usize| pus[i].os_index;
+        let workers = (0..pl.num_threads)
+            .map(|i| WorkerInfo {
+                index: i,
+                pu: os(pl.pu_of(i)),
+                place: pl.pus_of(i).iter().map(|&p| os(p)).collect(),
+                distance: pl.distance_from_master[i],
+                wake_rank: pl.wake_order.iter().position(|&w| w == i),
+            })
+            .collect();
+        PoolInfo {
+            topology: topo.source().clone(),
+            pus: pus.to_vec(),
+            cache_sizes: [topo.cache_size(1), topo.cache_size(2), topo.cache_size(3)],
+            tree: topo.tree().clone(),
+            num_threads: pl.num_threads,
+            master_pu: os(pl.master_pu()),
+            workers,
+            wake_order: pl.wake_order.clone(),
+            dispatch: reg.dispatch,
+            wait: match reg.spin() {
+                None => "active".into(),
+                Some(d) if d.is_zero() => "passive".into(),
+                Some(d) => format!("spin:{}", d.as_micros()),
+            },
+            bound: pl.bound,
+            oversubscribed: pl.oversubscribed,
+            reserved_cores: pl.reserved_cores.clone(),
+            notes: pl.notes.clone(),
+        }
+    }
+
+    /// Human-readable report; `tree` adds the topology tree.
+    pub fn render(&self, tree: bool) -> String {
+        let mut s = String::new();
+        let src = match &self.topology {
+            Source::Detected => "this machine (hwloc)".to_string(),
+            Source::Synthetic(d) => format!("synthetic \"{d}\""),
+        };
+        let _ = writeln!(s, "herd: topology: {src}, {} usable PU(s)", self.pus.len());
+        if tree {
+            render_node(&mut s, &self.tree, 1);
+        }
+        let _ = writeln!(
+            s,
+            "herd: {} participant(s), dispatch {}, wait {}, {}",
+            self.num_threads,
+            self.dispatch,
+            self.wait,
+            if self.bound { "bound" } else { "unbound" }
+        );
+        let _ = writeln!(s, "herd: master on PU {}", self.master_pu);
+        for w in &self.workers {
+            let role = if w.index == 0 { "master" } else { "worker" };
+            let wake =
+                w.wake_rank.map(|r| format!(", woken #{}", r + 1)).unwrap_or_else(|| ", runs last".into());
+            let _ = writeln!(
+                s,
+                "herd:   {role} {:>3} -> PU {:>4}  place {:?}  {:?}{wake}",
+                w.index, w.pu, w.place, w.distance
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "herd: note: {n}");
+        }
+        s
+    }
+}
+
+fn render_node(s: &mut String, n: &Node, depth: usize) {
+    let name = match n.kind {
+        NodeKind::Machine => "Machine".to_string(),
+        NodeKind::Package => format!("Package L#{}", n.logical),
+        NodeKind::Numa => format!("NUMANode L#{}", n.logical),
+        NodeKind::L3 => format!("L3 L#{}", n.logical),
+        NodeKind::L2 => format!("L2 L#{}", n.logical),
+        NodeKind::L1 => format!("L1d L#{}", n.logical),
+        NodeKind::Core => format!("Core L#{}", n.logical),
+        NodeKind::Pu => format!("PU L#{}", n.logical),
+        NodeKind::Group => format!("Group L#{}", n.logical),
+    };
+    let os = n.os_index.map(|o| format!(" (P#{o})")).unwrap_or_default();
+    let size = n.size.map(|b| format!(" {}", human_bytes(b))).unwrap_or_default();
+    let _ = writeln!(s, "{}{name}{os}{size}", "  ".repeat(depth));
+    for c in &n.children {
+        render_node(s, c, depth + 1);
+    }
+}
+
+/// `32 KiB`, `1.5 MiB`, ...
+pub(crate) fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

@@ -1,0 +1,99 @@
+//! `join(a, b)`: run two closures, potentially in parallel.
+//!
+//! Lazy splitting: `b` is made stealable only when the caller's own deque is
+//! empty, i.e. when no stealable work of this participant is already waiting
+//! (Tzannes et al.'s lazy binary splitting). Otherwise `a` and `b` run inline
+//! like plain calls — one thread-local read and one deque-length read — which
+//! keeps fine-grained recursion (fib without cutoff) close to serial speed,
+//! while every idle participant still finds the oldest, largest piece of work
+//! to steal.
+//!
+//! When `b` is pushed: run `a` (catching a panic), then pop `b` back if nobody
+//! stole it and run it inline; otherwise wait on `b`'s latch, running other
+//! jobs meanwhile. If `a` panicked, `b` is not started if still local (or
+//! awaited if stolen) and the panic continues to the caller.
+
+use super::registry::{current, Registry};
+use crate::sched::{JobResult, Scheduler, StackJob};
+use crate::sync::SetLatch;
+use std::panic::{self, AssertUnwindSafe};
+
+/// Runs `a` and `b`, potentially in parallel, and returns both results.
+///
+/// Called from outside any pool, it runs on the global pool with the calling
+/// thread as the master. A panic in either closure reaches the caller after
+/// both have finished (or after `a`, if `b` had not started).
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let (reg, slot) = current();
+    if reg.is_null() {
+        return super::global_registry().enter(|| join(a, b));
+    }
+    // SAFETY: the thread occupies `slot` of `*reg`, which stays alive while it does.
+    unsafe { join_in(&*reg, slot, a, b) }
+}
+
+#[inline]
+unsafe fn join_in<A, B, RA, RB>(reg: &Registry, slot: usize, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    // SAFETY: caller occupies `slot`.
+    if reg.num_threads() == 1 || !unsafe { reg.sched.local_is_empty(slot) } {
+        let ra = a();
+        return (ra, b());
+    }
+    join_split(reg, slot, a, b)
+}
+
+#[inline(never)]
+fn join_split<A, B, RA, RB>(reg: &Registry, slot: usize, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(|_migrated| b(), SetLatch::new(reg.parker(slot)));
+    // SAFETY: `job_b` stays on this frame until it ran (latch set) or was popped back.
+    let job_ref = unsafe { job_b.as_job_ref() };
+    // SAFETY: the caller occupies `slot`.
+    unsafe { reg.sched.push(slot, job_ref) };
+    reg.notify_work();
+
+    let ra = panic::catch_unwind(AssertUnwindSafe(a));
+
+    loop {
+        if job_b.latch.probe() {
+            break;
+        }
+        // SAFETY: the caller occupies `slot`.
+        match unsafe { reg.sched.pop(slot) } {
+            Some(job) if job == job_ref => {
+                // Nobody stole `b`.
+                return match ra {
+                    Ok(ra) => (ra, job_b.run_inline()),
+                    Err(p) => panic::resume_unwind(p),
+                };
+            }
+            Some(other) => reg.run_job(slot, other),
+            None => {
+                reg.wait_until(Some(slot), reg.parker(slot), || job_b.latch.probe());
+                break;
+            }
+        }
+    }
+    let rb = job_b.into_result();
+    match (ra, rb) {
+        (Err(p), _) => panic::resume_unwind(p),
+        (Ok(ra), rb) => (ra, JobResult::into_return_value(rb)),
+    }
+}

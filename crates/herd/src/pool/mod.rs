@@ -1,0 +1,303 @@
+//! The pool: persistent workers, fork-join regions, tasks and loops.
+//!
+//! [`Pool`] is a handle on a [`Registry`](registry::Registry); the global pool
+//! is built on first use from the `HERD_*` environment. The calling thread of
+//! any pool operation becomes the pool's master (participant 0) for the
+//! duration of the call, pinned to the master's place; the pool's persistent
+//! workers are participants `1..n`.
+
+mod builder;
+mod info;
+mod join;
+mod loops;
+mod region;
+mod registry;
+mod scope;
+
+pub use builder::PoolBuilder;
+pub use info::PoolInfo;
+pub use join::join;
+pub use loops::Schedule;
+pub use region::{BroadcastContext, RegionTiming};
+pub use scope::{scope, Scope};
+
+use crate::sched::StackJob;
+use crate::sync::LockLatch;
+use registry::{current, Occupancy, Registry};
+use std::ops::Range;
+use std::sync::{Arc, OnceLock, TryLockError};
+
+/// A pool of participants; see the crate documentation.
+pub struct Pool {
+    registry: Arc<Registry>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("num_threads", &self.num_threads())
+            .field("dispatch", &self.registry.dispatch)
+            .finish()
+    }
+}
+
+impl Pool {
+    /// A builder with herd's defaults (the environment is *not* read; see
+    /// [`PoolBuilder::from_env`]).
+    pub fn builder() -> PoolBuilder {
+        PoolBuilder::new()
+    }
+
+    /// Participants per region, master included.
+    pub fn num_threads(&self) -> usize {
+        self.registry.num_threads()
+    }
+
+    /// What this pool decided: topology, places, worker→PU map, wake order.
+    pub fn info(&self) -> PoolInfo {
+        PoolInfo::of(&self.registry)
+    }
+
+    /// Runs `f` with the calling thread as this pool's master, so that
+    /// [`join`], [`scope`] and loops inside it use this pool.
+    pub fn install<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        self.registry.enter(f)
+    }
+
+    /// Runs `f` once on every participant (a fork-join region) and returns the
+    /// results by participant index. From inside a running region this is a
+    /// nested region and runs serialized on the caller alone.
+    pub fn broadcast<F, R>(&self, f: F) -> Vec<R>
+    where
+        F: Fn(BroadcastContext) -> R + Sync,
+        R: Send,
+    {
+        self.registry.enter_local(|| self.registry.broadcast(f, false).0)
+    }
+
+    /// As [`Pool::broadcast`], also returning the region's times (FPT and
+    /// each participant's PCT) for [`crate::measure`].
+    pub fn broadcast_timed<F, R>(&self, f: F) -> (Vec<R>, RegionTiming)
+    where
+        F: Fn(BroadcastContext) -> R + Sync,
+        R: Send,
+    {
+        self.registry.enter_local(|| {
+            let (r, t) = self.registry.broadcast(f, true);
+            (r, t.expect("timing requested"))
+        })
+    }
+
+    /// [`join`] on this pool.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.install(|| join(a, b))
+    }
+
+    /// [`scope`] on this pool.
+    pub fn scope<'scope, OP, R>(&self, body: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.install(|| scope(body))
+    }
+
+    /// Calls `f(i)` for every `i` in `range`, divided among the participants by
+    /// `schedule`. A panic in any iteration reaches the caller after the loop
+    /// has completed.
+    pub fn for_each<F>(&self, range: Range<usize>, schedule: Schedule, f: F)
+    where
+        F: Fn(usize) + Sync,
+    {
+        self.registry.enter_local(|| {
+            self.registry.run_loop(range, schedule, &|_, chunk: Range<usize>| {
+                for i in chunk {
+                    f(i)
+                }
+            });
+        })
+    }
+
+    /// Maps every index of `range` with `map` and combines the values with
+    /// `reduce`, starting each participant from `identity`. Participants'
+    /// partial results are combined in participant order.
+    pub fn map_reduce<T, M, Red>(
+        &self,
+        range: Range<usize>,
+        schedule: Schedule,
+        map: M,
+        identity: T,
+        reduce: Red,
+    ) -> T
+    where
+        T: Clone + Send + Sync,
+        M: Fn(usize) -> T + Sync,
+        Red: Fn(T, T) -> T + Sync,
+    {
+        self.registry.enter_local(|| map_reduce_in(&self.registry, range, schedule, &map, identity, &reduce))
+    }
+}
+
+fn map_reduce_in<T, M, Red>(
+    reg: &Registry,
+    range: Range<usize>,
+    schedule: Schedule,
+    map: &M,
+    identity: T,
+    reduce: &Red,
+) -> T
+where
+    T: Clone + Send + Sync,
+    M: Fn(usize) -> T + Sync,
+    Red: Fn(T, T) -> T + Sync,
+{
+    use std::sync::Mutex;
+    // One accumulator per participant slot (nested loops split with `join`
+    // and may touch any slot's accumulator, hence the mutex; it is taken once
+    // per chunk, not per iteration).
+    let partial: Vec<Mutex<Option<T>>> = (0..reg.num_threads()).map(|_| Mutex::new(None)).collect();
+    reg.run_loop(range, schedule, &|slot, chunk: Range<usize>| {
+        let mut acc = identity.clone();
+        for i in chunk {
+            acc = reduce(acc, map(i));
+        }
+        let mut p = partial[slot].lock().unwrap_or_else(|e| e.into_inner());
+        *p = Some(match p.take() {
+            None => acc,
+            Some(prev) => reduce(prev, acc),
+        });
+    });
+    partial
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .fold(identity, |a, b| reduce(a, b))
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.registry.shut_down();
+    }
+}
+
+impl Registry {
+    /// Runs `f` as a participant of this registry: directly if the calling
+    /// thread already is one, else as the master (slot 0) if the master lock
+    /// is free, else — another thread is master — by handing `f` to the
+    /// workers and blocking until it has run.
+    pub(crate) fn enter<F, R>(self: &Arc<Registry>, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        let (cur, _) = current();
+        if std::ptr::eq(cur, &**self) {
+            return f();
+        }
+        match self.master_lock.try_lock() {
+            Ok(guard) => {
+                let r = self.as_master(f);
+                drop(guard);
+                r
+            }
+            Err(TryLockError::Poisoned(p)) => {
+                let guard = p.into_inner();
+                let r = self.as_master(f);
+                drop(guard);
+                r
+            }
+            Err(TryLockError::WouldBlock) if self.dispatch.persistent() && self.num_threads() > 1 => {
+                self.inject_and_wait(f)
+            }
+            Err(TryLockError::WouldBlock) => {
+                let guard = self.master_lock.lock().unwrap_or_else(|e| e.into_inner());
+                let r = self.as_master(f);
+                drop(guard);
+                r
+            }
+        }
+    }
+
+    /// Like [`Registry::enter`] for closures that need not be `Send`: a thread
+    /// that cannot become the master waits for the master lock.
+    pub(crate) fn enter_local<R>(&self, f: impl FnOnce() -> R) -> R {
+        let (cur, _) = current();
+        if std::ptr::eq(cur, self) {
+            return f();
+        }
+        let guard = self.master_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let r = self.as_master(f);
+        drop(guard);
+        r
+    }
+
+    fn as_master<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bind_master_once();
+        let _occ = Occupancy::enter(self, 0);
+        f()
+    }
+
+    #[cold]
+    fn inject_and_wait<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        let job = StackJob::new(|_| f(), LockLatch::new());
+        // SAFETY: `job` lives on this frame until its latch is set, which we wait for.
+        unsafe { crate::sched::Scheduler::inject(&self.sched, job.as_job_ref()) };
+        self.notify_work();
+        job.latch.wait();
+        job.into_result().into_return_value()
+    }
+}
+
+static GLOBAL: OnceLock<Pool> = OnceLock::new();
+
+/// The global pool, built on first use from the `HERD_*` environment.
+///
+/// # Panics
+/// If the environment holds an invalid setting; the message names the
+/// variable, the value and the accepted forms. Use
+/// [`PoolBuilder::build_global`] to handle that as an error instead.
+pub fn global() -> &'static Pool {
+    GLOBAL.get_or_init(|| match PoolBuilder::from_env().and_then(|b| b.build()) {
+        Ok(pool) => pool,
+        Err(e) => panic!("herd: cannot build the global pool: {e}"),
+    })
+}
+
+pub(crate) fn global_registry() -> &'static Arc<Registry> {
+    &global().registry
+}
+
+pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
+    GLOBAL.set(pool)
+}
+
+/// The number of participants of the pool the calling thread works in (the
+/// global pool's, outside any pool).
+pub fn current_num_threads() -> usize {
+    let (reg, _) = current();
+    if reg.is_null() {
+        global().num_threads()
+    } else {
+        // SAFETY: the thread occupies a slot of this live registry.
+        unsafe { (*reg).num_threads() }
+    }
+}
+
+/// The participant index of the calling thread in its pool, if it is one.
+pub fn current_thread_index() -> Option<usize> {
+    let (reg, slot) = current();
+    (!reg.is_null()).then_some(slot)
+}

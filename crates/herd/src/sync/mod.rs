@@ -1,0 +1,17 @@
+//! Synchronisation primitives of the runtime: the per-thread [`Parker`]
+//! (spin-then-futex sleep with no lost wake-ups) and the latches that regions,
+//! joins and scopes wait on.
+//!
+//! Under `--cfg loom` the atomics come from loom so that the protocols can be
+//! model-checked (see `tests` in each file).
+
+pub(crate) mod latch;
+mod parker;
+
+pub(crate) use latch::{CountLatch, LockLatch, SetLatch};
+pub(crate) use parker::Parker;
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic;
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic;
