@@ -23,6 +23,7 @@ use std::panic::{self, AssertUnwindSafe};
 /// Called from outside any pool, it runs on the global pool with the calling
 /// thread as the master. A panic in either closure reaches the caller after
 /// both have finished (or after `a`, if `b` had not started).
+#[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -32,13 +33,26 @@ where
 {
     let (reg, slot) = current();
     if reg.is_null() {
-        return super::global_registry().enter(|| join(a, b));
+        return join_outside(a, b);
     }
     // SAFETY: the thread occupies `slot` of `*reg`, which stays alive while it does.
     unsafe { join_in(&*reg, slot, a, b) }
 }
 
-#[inline]
+/// `join` from a thread outside any pool: enter the global pool as master.
+#[cold]
+#[inline(never)]
+fn join_outside<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    super::global_registry().enter(|| join(a, b))
+}
+
+#[inline(always)]
 unsafe fn join_in<A, B, RA, RB>(reg: &Registry, slot: usize, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,

@@ -24,12 +24,12 @@ use super::region::Region;
 use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
 use crate::sched::{JobRef, Scheduler, WorkStealing};
-use crate::sync::Parker;
+use crate::sync::{Parker, Sleepers};
 use crate::topology::Topology;
 use crate::trace;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
-use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -46,8 +46,6 @@ pub(crate) struct Port {
 /// Per-participant state.
 pub(crate) struct Slot {
     pub(crate) port: CachePadded<Port>,
-    /// Announced as sleepy (see the module documentation).
-    sleepy: AtomicBool,
     /// Counters: jobs run, successful steals.
     pub(crate) jobs_run: AtomicU64,
     pub(crate) steals: AtomicU64,
@@ -69,7 +67,7 @@ pub(crate) struct Registry {
     pub(crate) master_parker: CachePadded<Parker>,
     pub(crate) master_lock: Mutex<()>,
     pub(crate) region_active: AtomicBool,
-    sleepers: AtomicUsize,
+    sleepers: Sleepers,
     pub(crate) terminate: AtomicBool,
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -143,7 +141,6 @@ impl Registry {
             slots: (0..n)
                 .map(|_| Slot {
                     port: CachePadded::new(Port::default()),
-                    sleepy: AtomicBool::new(false),
                     jobs_run: AtomicU64::new(0),
                     steals: AtomicU64::new(0),
                 })
@@ -152,7 +149,7 @@ impl Registry {
             master_parker: CachePadded::new(Parker::new()),
             master_lock: Mutex::new(()),
             region_active: AtomicBool::new(false),
-            sleepers: AtomicUsize::new(0),
+            sleepers: Sleepers::new(n),
             terminate: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
             placement,
@@ -194,23 +191,8 @@ impl Registry {
     /// Makes work visible to sleeping participants: call after pushing.
     #[inline]
     pub(crate) fn notify_work(&self) {
-        fence(Ordering::SeqCst);
-        if self.sleepers.load(Ordering::Relaxed) > 0 {
-            self.wake_one_sleepy();
-        }
-    }
-
-    #[cold]
-    fn wake_one_sleepy(&self) {
-        for slot in self.slots.iter() {
-            if slot.sleepy.load(Ordering::Relaxed) && slot.sleepy.swap(false, Ordering::SeqCst) {
-                self.sleepers.fetch_sub(1, Ordering::SeqCst);
-                if trace::enabled() {
-                    trace::instant(trace::Kind::Wake, 0);
-                }
-                slot.port.parker.unpark();
-                return;
-            }
+        if self.sleepers.notify_one(|slot| self.parker(slot)).is_some() && trace::enabled() {
+            trace::instant(trace::Kind::Wake, 0);
         }
     }
 
@@ -284,8 +266,7 @@ impl Registry {
             // Sleep protocol.
             let token = parker.prepare();
             if let Some(s) = slot {
-                self.slots[s].sleepy.store(true, Ordering::SeqCst);
-                self.sleepers.fetch_add(1, Ordering::SeqCst);
+                self.sleepers.announce(s);
             }
             let wake_now = done() || (slot.is_some() && self.sched.has_work());
             if !wake_now {
@@ -298,9 +279,7 @@ impl Registry {
                 }
             }
             if let Some(s) = slot {
-                if self.slots[s].sleepy.swap(false, Ordering::SeqCst) {
-                    self.sleepers.fetch_sub(1, Ordering::SeqCst);
-                }
+                self.sleepers.retract(s);
             }
             spin_started = None;
         }
@@ -353,6 +332,15 @@ impl Registry {
 
     /// Stops and joins the persistent threads.
     pub(crate) fn shut_down(&self) {
+        if std::env::var_os("HERD_DEBUG_STATS").is_some() {
+            for (i, s) in self.slots.iter().enumerate() {
+                eprintln!(
+                    "slot {i}: jobs {} steals {}",
+                    s.jobs_run.load(Ordering::Relaxed),
+                    s.steals.load(Ordering::Relaxed)
+                );
+            }
+        }
         self.terminate.store(true, Ordering::Release);
         for slot in self.slots.iter() {
             slot.port.parker.unpark();

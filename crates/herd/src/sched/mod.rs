@@ -65,8 +65,10 @@ impl WorkStealing {
 
     #[inline]
     unsafe fn local(&self, slot: usize) -> &Worker<JobRef> {
-        // SAFETY: the caller occupies `slot` (see the Sync impl).
-        unsafe { &*self.locals[slot].get() }
+        debug_assert!(slot < self.locals.len());
+        // SAFETY: slots are always `< locals.len()` (one deque per participant)
+        // and the caller occupies `slot` (see the Sync impl).
+        unsafe { &*self.locals.get_unchecked(slot).get() }
     }
 }
 

@@ -7,9 +7,11 @@
 
 pub(crate) mod latch;
 mod parker;
+mod sleepers;
 
 pub(crate) use latch::{CountLatch, LockLatch, SetLatch};
 pub(crate) use parker::Parker;
+pub(crate) use sleepers::Sleepers;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic;
