@@ -230,3 +230,25 @@ fn global_pool_join_from_main_thread() {
     assert!(herd::current_num_threads() >= 1);
     assert_eq!(herd::current_thread_index(), None);
 }
+
+#[test]
+fn synthetic_four_socket_pool_maps_workers_and_wakes_distant_first() {
+    let topo = herd::Topology::synthetic("pack:4 l3:1 core:8 pu:1").unwrap();
+    let p = Pool::builder().topology(topo).build().unwrap();
+    let info = p.info();
+    assert_eq!(info.num_threads, 32);
+    assert!(!info.bound, "a synthetic topology is never bound");
+    assert_eq!(info.master_pu, 0);
+    // Participant i on PU i, the master's PU used by no worker.
+    for w in &info.workers {
+        assert_eq!(w.pu as usize, w.index);
+    }
+    // Distant first: the 24 workers on other packages, then the 7 sharing the master's L3.
+    let pkg = |i: usize| info.pus[info.workers[i].pu as usize].package;
+    assert!(info.wake_order[..24].iter().all(|&w| pkg(w) != 0));
+    assert!(info.wake_order[24..].iter().all(|&w| pkg(w) == 0));
+    assert_eq!(info.wake_order.len(), 31);
+    // And it runs: 32 participants on this small machine (oversubscribed, passive).
+    assert_eq!(p.broadcast(|c| c.index()).len(), 32);
+    assert_eq!(p.install(|| fib(16)), 987);
+}

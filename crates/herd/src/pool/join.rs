@@ -100,7 +100,7 @@ where
             }
             Some(other) => reg.run_job(slot, other),
             None => {
-                reg.wait_until(Some(slot), reg.parker(slot), || job_b.latch.probe());
+                reg.wait_until(Some(slot), reg.parker(slot), |_| job_b.latch.probe());
                 break;
             }
         }

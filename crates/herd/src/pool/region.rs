@@ -193,14 +193,14 @@ impl Registry {
                     Registry::post(&self.slots[w].port, &region);
                 }
                 Region::run_share_body(&region, 0);
-                self.wait_until(Some(0), self.parker(0), || region.latch.probe());
+                self.wait_until(Some(0), self.parker(0), |last| region.latch.probe(last));
             }
             Dispatch::Pw | Dispatch::Pwa => {
                 Registry::post(&self.proxy, &region);
                 for w in 1..n {
                     Registry::post(&self.slots[w].port, &region);
                 }
-                self.wait_until(None, &self.master_parker, || region.latch.probe());
+                self.wait_until(None, &self.master_parker, |last| region.latch.probe(last));
             }
             Dispatch::Lj | Dispatch::Lja | Dispatch::Ljaml => {
                 self.launch_and_join(&region, master_last);

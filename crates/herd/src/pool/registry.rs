@@ -15,10 +15,9 @@
 //! own newest job, else steals (nearest victims first), else spins for the
 //! configured time, else announces itself *sleepy* (a `SeqCst` flag plus a
 //! counter), re-checks its condition and the queues, and parks. A thread
-//! that makes work stealable ([`Registry::notify_work`]) issues a `SeqCst`
-//! fence and, if the counter is non-zero, claims one sleepy flag and unparks
-//! that slot. The fence pairs with the sleeper's `SeqCst` announcement, so
-//! either the sleeper sees the work or the pusher sees the sleeper.
+//! that makes work stealable ([`Registry::notify_work`]) does a `SeqCst`
+//! read-modify-write of the counter and, if it is non-zero, claims one sleepy
+//! flag and unparks that slot (protocol and proof: `sync::Sleepers`).
 
 use super::region::Region;
 use crate::config::{Dispatch, WaitPolicy};
@@ -226,15 +225,18 @@ impl Registry {
         Some(job)
     }
 
-    /// Waits until `done()` holds. `slot` is the slot the caller occupies (it
+    /// Waits until `done(_)` holds. `slot` is the slot the caller occupies (it
     /// then runs jobs while waiting), or `None` for a thread that only waits
     /// (the proxy's idle loop, the master of a non-master-last region);
     /// `parker` is where the caller sleeps, the one its wakers unpark.
-    pub(crate) fn wait_until(&self, slot: Option<usize>, parker: &Parker, done: impl Fn() -> bool) {
+    /// `done(true)` is the last check before sleeping, after `SLEEPING` is
+    /// announced (see [`Parker::park_unless`]); `done(false)` the cheap check
+    /// while spinning.
+    pub(crate) fn wait_until(&self, slot: Option<usize>, parker: &Parker, done: impl Fn(bool) -> bool) {
         let mut spin_started: Option<Instant> = None;
         let mut spins: u32 = 0;
         loop {
-            if done() {
+            if done(false) {
                 return;
             }
             if let Some(s) = slot {
@@ -268,12 +270,12 @@ impl Registry {
             if let Some(s) = slot {
                 self.sleepers.announce(s);
             }
-            let wake_now = done() || (slot.is_some() && self.sched.has_work());
+            let wake_now = done(false) || (slot.is_some() && self.sched.has_work());
             if !wake_now {
                 if trace::enabled() {
                     trace::begin(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
                 }
-                parker.park(token);
+                parker.park_unless(token, || done(true));
                 if trace::enabled() {
                     trace::end(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
                 }
@@ -307,7 +309,7 @@ impl Registry {
         }
         let _occupancy = slot.map(|s| Occupancy::enter(&self, s));
         loop {
-            self.wait_until(slot, &port.parker, || {
+            self.wait_until(slot, &port.parker, |_| {
                 !port.mailbox.load(Ordering::Acquire).is_null() || self.terminate.load(Ordering::Acquire)
             });
             let region = port.mailbox.swap(std::ptr::null_mut(), Ordering::Acquire);

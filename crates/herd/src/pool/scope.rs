@@ -57,7 +57,7 @@ where
     let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
     // SAFETY: the scope is alive; this counts down for the body.
     unsafe { Latch::set(&scope.latch) };
-    reg.wait_until(Some(slot), reg.parker(slot), || scope.latch.probe());
+    reg.wait_until(Some(slot), reg.parker(slot), |last| scope.latch.probe(last));
     if let Some(p) = scope.panic.lock().unwrap_or_else(|e| e.into_inner()).take() {
         panic::resume_unwind(p);
     }

@@ -80,10 +80,17 @@ impl CountLatch {
         self.count.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// True once the count is zero; `Acquire`.
+    /// True once the count is zero. `before_sleep`: the waiter has announced
+    /// `SLEEPING` and this is its last check; it must then be a
+    /// read-modify-write (see [`Parker::unpark_if_sleeping`]). Otherwise an
+    /// `Acquire` load, cheap enough to spin on.
     #[inline]
-    pub(crate) fn probe(&self) -> bool {
-        self.count.load(Ordering::Acquire) == 0
+    pub(crate) fn probe(&self, before_sleep: bool) -> bool {
+        if before_sleep {
+            self.count.fetch_add(0, Ordering::SeqCst) == 0
+        } else {
+            self.count.load(Ordering::Acquire) == 0
+        }
     }
 }
 
@@ -93,8 +100,10 @@ impl Latch for CountLatch {
         // which is the last access; the parker outlives the latch.
         unsafe {
             let target = (*this).target;
-            if (*this).count.fetch_sub(1, Ordering::AcqRel) == 1 {
-                (*target).unpark();
+            // SeqCst RMW: the waiter parks with `park_unless(probe)`, so the
+            // conditional wake is enough (no write to a spinning waiter's line).
+            if (*this).count.fetch_sub(1, Ordering::SeqCst) == 1 {
+                (*target).unpark_if_sleeping();
             }
         }
     }
@@ -171,10 +180,10 @@ mod tests {
                 .collect();
             loop {
                 let t = parker.prepare();
-                if latch.probe() {
+                if latch.probe(false) {
                     break;
                 }
-                parker.park(t);
+                parker.park_unless(t, || latch.probe(true));
             }
             assert_eq!(data.load(Ordering::Relaxed), 2);
             for h in hs {

@@ -43,8 +43,21 @@ impl Parker {
 
     /// Owner: sleep unless an event happened since `token` was taken. May
     /// return spuriously.
+    #[cfg_attr(not(loom), allow(dead_code))]
     pub(crate) fn park(&self, token: u32) {
+        self.park_unless(token, || false)
+    }
+
+    /// Owner: like [`Parker::park`], but after announcing `SLEEPING` re-checks
+    /// `cond` and returns if it holds. Needed when a waker uses
+    /// [`Parker::unpark_if_sleeping`]; `cond` must then read the condition
+    /// with a read-modify-write.
+    pub(crate) fn park_unless(&self, token: u32, cond: impl Fn() -> bool) {
         if self.word.compare_exchange(token, token | SLEEPING, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+            return;
+        }
+        if cond() {
+            self.word.fetch_and(!SLEEPING, Ordering::SeqCst);
             return;
         }
         while self.word.load(Ordering::SeqCst) == token | SLEEPING {
@@ -60,6 +73,21 @@ impl Parker {
         let prev = self.word.fetch_add(EVENT, Ordering::SeqCst);
         if prev & SLEEPING != 0 {
             wake(&self.word);
+        }
+    }
+
+    /// Waker whose condition write was a `SeqCst` read-modify-write: wake the
+    /// owner only if it announced `SLEEPING`, saving the write to the owner's
+    /// cache line when it is spinning. Sound only with an owner that parks
+    /// with [`Parker::park_unless`] and re-checks with a read-modify-write: if
+    /// the owner's re-check comes after the waker's RMW in the condition's
+    /// modification order it sees the condition; if before, the waker's RMW
+    /// reads from it, so the owner's `SLEEPING` compare-exchange happens
+    /// before the waker's load of the word, which then sees `SLEEPING`.
+    #[inline]
+    pub(crate) fn unpark_if_sleeping(&self) {
+        if self.word.load(Ordering::SeqCst) & SLEEPING != 0 {
+            self.unpark();
         }
     }
 }
@@ -112,6 +140,37 @@ mod tests {
                 p.park(t);
             }
             waker.join().unwrap();
+        });
+    }
+
+    /// The conditional wake of a counting latch: two wakers count down with
+    /// a SeqCst RMW and wake only a sleeping owner; the owner re-checks after
+    /// announcing that it sleeps. The owner always terminates.
+    #[test]
+    fn conditional_wake_of_rmw_condition() {
+        loom::model(|| {
+            let p = Arc::new(Parker::new());
+            let count = Arc::new(loom::sync::atomic::AtomicUsize::new(2));
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let (p, c) = (p.clone(), count.clone());
+                    loom::thread::spawn(move || {
+                        if c.fetch_sub(1, Ordering::SeqCst) == 1 {
+                            p.unpark_if_sleeping();
+                        }
+                    })
+                })
+                .collect();
+            loop {
+                let t = p.prepare();
+                if count.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                p.park_unless(t, || count.fetch_add(0, Ordering::SeqCst) == 0);
+            }
+            for h in hs {
+                h.join().unwrap();
+            }
         });
     }
 
