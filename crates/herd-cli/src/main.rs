@@ -1,3 +1,88 @@
-fn main() {
-    println!("{}", herd::global().info().render(true));
+//! `herd`: inspect the topology herd sees, reproduce the ATLAS
+//! thread-management experiment, and measure herd's own overheads.
+
+mod error;
+mod overhead;
+mod plot;
+mod pmo;
+mod pools;
+mod progress;
+mod table;
+mod timing;
+mod topo;
+
+use clap::{Parser, Subcommand};
+use error::CliError;
+use std::process::ExitCode;
+
+/// herd: a hardware-aware parallel runtime with pinned persistent workers.
+///
+/// Every command builds its pools from the HERD_* environment
+/// (HERD_NUM_THREADS, HERD_PLACES, HERD_BIND, HERD_DISPATCH, HERD_WAIT,
+/// HERD_RESERVE, HERD_TOPOLOGY, HERD_DISPLAY_ENV, HERD_TRACE); an invalid
+/// value is reported and the command exits with status 2.
+#[derive(Parser, Debug)]
+#[command(name = "herd", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show the topology and where herd places its participants.
+    ///
+    /// Prints the tree of packages, caches, cores and PUs, the worker→PU map,
+    /// the master's PU, the resolved configuration and any notes (synthetic
+    /// topology, oversubscription, ...). Set HERD_TOPOLOGY to an hwloc
+    /// synthetic description (e.g. "pack:2 l3:1 core:4 pu:2") to see how herd
+    /// would lay out another machine.
+    Topo {
+        /// Print the pool information as JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reproduce the ATLAS thread-management experiment (rank-K update).
+    ///
+    /// For each problem size N, computes C += A·B (A is N×K, B is K×N) with
+    /// C's columns split statically among the participants, each computing
+    /// its block with faer's serial kernel, under each of the six dispatch
+    /// strategies (LJ, LJA, LJAML, PW, PWA, PWAML). Caches are flushed before
+    /// every timed trial and times are averaged (means, as the paper argues).
+    /// Reports FST, FPT, max PCT, PMO = FPT − max PCT, PMO as % of FPT,
+    /// PCE = mean PCT / mean PST and the speed relative to LJ.
+    Pmo(pmo::PmoArgs),
+    /// Micro-benchmarks of herd itself.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Time herd's basic operations on this machine.
+    ///
+    /// An empty broadcast region per dispatch strategy (and the default pool),
+    /// a join of two empty closures, a scope spawning one empty task, and a
+    /// for_each over 10^6 trivial iterations per schedule. Each figure is the
+    /// median over repetitions of many operations timed together.
+    Overhead(overhead::OverheadArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Topo { json } => topo::run(json),
+        Command::Pmo(args) => pmo::run(&args),
+        Command::Bench(BenchCommand::Overhead(args)) => overhead::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("herd: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Result of a command.
+pub(crate) type CliResult<T = ()> = Result<T, CliError>;

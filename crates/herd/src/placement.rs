@@ -131,10 +131,14 @@ pub fn plan(topo: &Topology, req: &PlacementRequest<'_>) -> Result<Placement> {
         notes.push(format!("threads are not bound (HERD_BIND={:?}, dispatch {})", req.bind, req.dispatch));
     }
 
-    let usable_pus: usize = places.iter().map(|pl| pl.pus.len()).sum::<usize>().max(1);
-    // Non-master-last strategies run one extra thread (the master's proxy) while
-    // the master waits; count it.
-    let runnable = n + usize::from(!req.dispatch.master_last());
+    // Distinct PUs: places may overlap (e.g. `{0,1}:2:1`).
+    let mut distinct: Vec<usize> = places.iter().flat_map(|pl| pl.pus.iter().copied()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let usable_pus = distinct.len().max(1);
+    // Under non-master-last strategies the master only waits (asleep, like the
+    // paper's master blocked in a join) while n other threads run the shares.
+    let runnable = n;
     let oversubscribed = runnable > usable_pus;
     if oversubscribed {
         notes.push(format!(

@@ -252,3 +252,14 @@ fn synthetic_four_socket_pool_maps_workers_and_wakes_distant_first() {
     assert_eq!(p.broadcast(|c| c.index()).len(), 32);
     assert_eq!(p.install(|| fib(16)), 987);
 }
+
+#[test]
+fn pinning_the_master_does_not_shrink_later_topologies() {
+    let before = herd::Topology::detect().unwrap().pus().len();
+    let p = Pool::builder().build().unwrap();
+    p.broadcast(|_| ());
+    drop(p);
+    // The master is now pinned to one PU; a pool built afterwards still sees them all.
+    assert_eq!(herd::Topology::detect().unwrap().pus().len(), before);
+    assert_eq!(Pool::builder().build().unwrap().num_threads(), before);
+}

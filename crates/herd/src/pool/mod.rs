@@ -180,7 +180,7 @@ where
     partial
         .into_iter()
         .filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
-        .fold(identity, |a, b| reduce(a, b))
+        .fold(identity, reduce)
 }
 
 impl Drop for Pool {

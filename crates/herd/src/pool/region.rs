@@ -200,7 +200,10 @@ impl Registry {
                 for w in 1..n {
                     Registry::post(&self.slots[w].port, &region);
                 }
-                self.wait_until(None, &self.master_parker, |last| region.latch.probe(last));
+                // The master only waits, asleep, as in the paper's PW.
+                self.wait_with(None, &self.master_parker, Some(Duration::ZERO), |last| {
+                    region.latch.probe(last)
+                });
             }
             Dispatch::Lj | Dispatch::Lja | Dispatch::Ljaml => {
                 self.launch_and_join(&region, master_last);

@@ -233,6 +233,18 @@ impl Registry {
     /// announced (see [`Parker::park_unless`]); `done(false)` the cheap check
     /// while spinning.
     pub(crate) fn wait_until(&self, slot: Option<usize>, parker: &Parker, done: impl Fn(bool) -> bool) {
+        self.wait_with(slot, parker, self.spin, done)
+    }
+
+    /// [`Registry::wait_until`] with an explicit spin policy (`None`: spin
+    /// forever; `Some(ZERO)`: sleep at once).
+    pub(crate) fn wait_with(
+        &self,
+        slot: Option<usize>,
+        parker: &Parker,
+        spin: Option<Duration>,
+        done: impl Fn(bool) -> bool,
+    ) {
         // While spinning, the condition (usually one cache line of our own) is
         // checked every iteration and the queues every `STEAL_EVERY`, so that a
         // region post is noticed within a few nanoseconds while idle
@@ -256,7 +268,7 @@ impl Registry {
                 }
             }
             spins = spins.wrapping_add(1);
-            match self.spin {
+            match spin {
                 None => {
                     std::hint::spin_loop();
                     continue;

@@ -143,9 +143,23 @@ impl std::fmt::Debug for Topology {
 
 impl Topology {
     /// Reads this machine through hwloc, restricted to the PUs the process may
-    /// use (allowed cpuset intersected with the current affinity mask).
+    /// use (allowed cpuset intersected with the affinity mask).
+    ///
+    /// The machine is read once per process and the result reused: herd pins
+    /// the threads it uses, so a later reading of the affinity mask would see
+    /// herd's own pinning (the master's single PU) instead of what `taskset` or
+    /// the batch system granted.
     pub fn detect() -> crate::Result<Topology> {
-        hwloc::detect().map(Topology::from_data)
+        static DETECTED: std::sync::OnceLock<Result<Topology, String>> = std::sync::OnceLock::new();
+        DETECTED
+            .get_or_init(|| {
+                hwloc::detect().map(Topology::from_data).map_err(|e| match e {
+                    crate::Error::Topology(m) => m,
+                    other => other.to_string(),
+                })
+            })
+            .clone()
+            .map_err(crate::Error::Topology)
     }
 
     /// Builds a topology from an hwloc synthetic description such as
