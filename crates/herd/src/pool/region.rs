@@ -3,13 +3,16 @@
 //! paper ([`Dispatch`]).
 //!
 //! Protocol (master-last persistent workers, the default): the master builds a
-//! [`Region`] on its stack with a [`CountLatch`] of `n - 1`, stores a pointer to
-//! it in each worker's mailbox (most distant worker first) and unparks it, then
-//! runs share 0 itself, then waits on the latch — running stolen jobs while it
-//! waits. Each worker runs its share and counts the latch down as its very last
-//! access to the region; the last one unparks the master. A panic in any share
-//! is caught, the first one kept, and re-raised on the master after every share
-//! has finished, so the pool stays usable.
+//! [`Region`] on its stack, posts its address with a fresh post number to each
+//! worker's port (most distant worker first; see `registry::Port`), runs
+//! share 0 itself, then waits until every posted port acknowledges that post
+//! number — running stolen jobs while it waits. Each worker runs its share, then
+//! writes the post number into its port's acknowledgement (its very last access
+//! to the region, a `SeqCst` read-modify-write) and wakes the master only if the
+//! master announced that it sleeps. Post and acknowledgement share the worker's
+//! cache line, so a region costs about one cache-line round trip per worker. A
+//! panic in any share is caught, the first one kept, and re-raised on the
+//! master after every share has finished, so the pool stays usable.
 //!
 //! Launch-and-join strategies create (and join) fresh threads for the region
 //! instead; non-master-last strategies run share 0 on another thread (a fresh
@@ -18,8 +21,6 @@
 
 use super::registry::{Occupancy, Registry};
 use crate::config::Dispatch;
-use crate::sync::latch::Latch;
-use crate::sync::CountLatch;
 use crate::trace;
 use std::any::Any;
 use std::cell::UnsafeCell;
@@ -75,53 +76,84 @@ pub struct RegionTiming {
     pub pct: Vec<Duration>,
 }
 
+/// What every participant needs to run its share: copied into each worker's
+/// port by the post, so that a worker reads a single cache line.
+#[derive(Clone, Copy)]
+pub(crate) struct Share {
+    pub(crate) func: unsafe fn(*const (), BroadcastContext),
+    pub(crate) data: *const (),
+    pub(crate) size: usize,
+    pub(crate) timed: bool,
+}
+
 /// A region in flight; lives on the master's stack.
 pub(crate) struct Region {
-    func: unsafe fn(*const (), BroadcastContext),
-    data: *const (),
-    size: usize,
-    latch: CountLatch,
-    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    pub(crate) share: Share,
     /// Nanoseconds inside each share, when timing.
     pct: Option<Box<[AtomicU64]>>,
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 impl Region {
-    /// Runs share `index` on the calling thread, which occupies slot `index`,
-    /// then counts the latch down (its last access to the region).
-    ///
-    /// # Safety
-    /// `this` points to a live region whose latch still counts this share.
-    pub(crate) unsafe fn run_share(this: *const Region, index: usize) {
-        // SAFETY: caller's contract; the region stays alive until the latch
-        // reaches zero, and our decrement below is our last access.
-        unsafe {
-            let r = &*this;
-            Region::run_share_body(r, index);
-            Latch::set(&r.latch);
-        }
+    /// Runs share `index` on the calling thread, which occupies slot `index`.
+    /// Completion is signalled by the caller (a port acknowledgement, or the
+    /// end of a launch-and-join thread).
+    pub(crate) fn run_share(r: &Region, index: usize) {
+        // SAFETY: `r` is a live region and `r.share` its own header.
+        unsafe { Region::run(r.share, r, index) }
     }
 
-    /// Runs share `index` without touching the latch.
-    fn run_share_body(r: &Region, index: usize) {
+    /// Runs share `index` of the region at `region` whose header is `share`;
+    /// reads `*region` only when timing or after a panic.
+    ///
+    /// # Safety
+    /// `region` is live and `share` is its header.
+    pub(crate) unsafe fn run(share: Share, region: *const Region, index: usize) {
         if trace::enabled() {
             trace::begin(trace::Kind::Share, index as u64);
         }
-        let ctx = BroadcastContext { index, num_threads: r.size };
-        let start = r.pct.as_ref().map(|_| Instant::now());
+        let ctx = BroadcastContext { index, num_threads: share.size };
+        let start = share.timed.then(Instant::now);
         // SAFETY: `func` and `data` were built together by `broadcast` from a
         // `Fn + Sync` closure that outlives the region.
-        let result = panic::catch_unwind(AssertUnwindSafe(|| unsafe { (r.func)(r.data, ctx) }));
-        if let (Some(pct), Some(start)) = (&r.pct, start) {
-            pct[index].store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| unsafe { (share.func)(share.data, ctx) }));
+        // The region itself (a line of the master's stack) is touched only
+        // when timing or after a panic.
+        if let Some(start) = start {
+            // SAFETY: the caller's contract: the region is live.
+            if let Some(pct) = unsafe { &(*region).pct } {
+                pct[index].store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            }
         }
         if let Err(p) = result {
-            let mut slot = r.panic.lock().unwrap_or_else(|e| e.into_inner());
+            // SAFETY: as above.
+            let mut slot = unsafe { &(*region).panic }.lock().unwrap_or_else(|e| e.into_inner());
             slot.get_or_insert(p);
         }
         if trace::enabled() {
             trace::end(trace::Kind::Share, index as u64);
         }
+    }
+}
+
+/// A broadcast's closure and result slots, on their own cache lines.
+#[repr(C, align(128))]
+struct Job<F, R> {
+    f: F,
+    results: Results<R>,
+}
+
+impl<F: Fn(BroadcastContext) -> R + Sync, R: Send> Job<F, R> {
+    /// The type-erased share function: runs `f` and stores its result.
+    ///
+    /// # Safety
+    /// `data` points to a live `Job<F, R>`; each index runs once.
+    unsafe fn run(data: *const (), ctx: BroadcastContext) {
+        // SAFETY: the caller's contract.
+        let job = unsafe { &*(data as *const Job<F, R>) };
+        let r = (job.f)(ctx);
+        // SAFETY: see `Results`.
+        unsafe { *job.results.0[ctx.index].get() = Some(r) };
     }
 }
 
@@ -157,59 +189,53 @@ impl Registry {
         let _active = Active(self);
 
         let n = self.num_threads();
-        let results = Results::<R>((0..n).map(|_| UnsafeCell::new(None)).collect());
-        let call = |ctx: BroadcastContext| {
-            let r = f(ctx);
-            // SAFETY: see `Results`.
-            unsafe { *results.0[ctx.index].get() = Some(r) };
-        };
+        // What the shares read — the closure and the result slots — sits alone
+        // on its cache lines, so that the master's own stack traffic (its
+        // share, its wait loop) never invalidates a line the workers read.
+        let job = Job { f, results: Results::<R>((0..n).map(|_| UnsafeCell::new(None)).collect()) };
         let master_last = self.dispatch.master_last();
-        let waiter = if master_last { self.parker(0) } else { &*self.master_parker };
-        let shares_elsewhere = if master_last { n - 1 } else { n };
         let region = Region {
-            func: erased_of(&call),
-            data: &call as *const _ as *const (),
-            size: n,
-            latch: CountLatch::new(shares_elsewhere, waiter),
-            panic: Mutex::new(None),
+            share: Share {
+                func: Job::<F, R>::run,
+                data: &job as *const Job<F, R> as *const (),
+                size: n,
+                timed,
+            },
             pct: timed.then(|| (0..n).map(|_| AtomicU64::new(0)).collect()),
+            panic: Mutex::new(None),
         };
-        // Type-erased trampoline for `call`.
-        unsafe fn erased<C: Fn(BroadcastContext)>(data: *const (), ctx: BroadcastContext) {
-            // SAFETY: `data` is `&call` of the matching type, alive for the region.
-            unsafe { (*(data as *const C))(ctx) }
-        }
-        fn erased_of<C: Fn(BroadcastContext)>(_: &C) -> unsafe fn(*const (), BroadcastContext) {
-            erased::<C>
-        }
 
         if trace::enabled() {
             trace::begin(trace::Kind::Region, n as u64);
         }
-        let start = Instant::now();
+        let start = timed.then(Instant::now);
         match self.dispatch {
             Dispatch::Pwaml => {
+                let number = self.next_post();
                 for &w in &self.placement.wake_order {
-                    Registry::post(&self.slots[w].port, &region);
+                    self.slots[w].port.post(number, &region);
                 }
-                Region::run_share_body(&region, 0);
-                self.wait_until(Some(0), self.parker(0), |last| region.latch.probe(last));
+                Region::run_share(&region, 0);
+                self.wait_until(Some(0), self.region_waiter(), |last| {
+                    self.placement.wake_order.iter().all(|&w| self.slots[w].port.acked(number, last))
+                });
             }
             Dispatch::Pw | Dispatch::Pwa => {
-                Registry::post(&self.proxy, &region);
+                let number = self.next_post();
+                self.proxy.post(number, &region);
                 for w in 1..n {
-                    Registry::post(&self.slots[w].port, &region);
+                    self.slots[w].port.post(number, &region);
                 }
                 // The master only waits, asleep, as in the paper's PW.
-                self.wait_with(None, &self.master_parker, Some(Duration::ZERO), |last| {
-                    region.latch.probe(last)
+                self.wait_with(None, self.region_waiter(), Some(Duration::ZERO), |last| {
+                    self.proxy.acked(number, last) && (1..n).all(|w| self.slots[w].port.acked(number, last))
                 });
             }
             Dispatch::Lj | Dispatch::Lja | Dispatch::Ljaml => {
                 self.launch_and_join(&region, master_last);
             }
         }
-        let fpt = start.elapsed();
+        let fpt = start.map(|s| s.elapsed()).unwrap_or_default();
         if trace::enabled() {
             trace::end(trace::Kind::Region, n as u64);
         }
@@ -222,7 +248,8 @@ impl Registry {
             pct: pct.iter().map(|t| Duration::from_nanos(t.load(Ordering::Relaxed))).collect(),
         });
         drop(region);
-        let out = results
+        let out = job
+            .results
             .0
             .into_vec()
             .into_iter()
@@ -233,7 +260,7 @@ impl Registry {
 
     /// Launch and join: one fresh thread per share not run by the master.
     fn launch_and_join(&self, region: &Region, master_last: bool) {
-        let n = region.size;
+        let n = region.share.size;
         let order: Vec<usize> =
             if master_last { self.placement.wake_order.clone() } else { (0..n).collect() };
         let region_addr = region as *const Region as usize;
@@ -244,7 +271,7 @@ impl Registry {
                         self.bind_participant(i);
                         let _occ = Occupancy::enter(self, i);
                         // SAFETY: the region outlives this scoped thread.
-                        unsafe { Region::run_share(region_addr as *const Region, i) };
+                        Region::run_share(unsafe { &*(region_addr as *const Region) }, i);
                     });
                 if let Err(e) = spawned {
                     // Run the share here rather than lose it.
@@ -252,12 +279,11 @@ impl Registry {
                         "herd: warning: could not launch a thread ({e}); running share {i} on the master"
                     );
                     let _occ = Occupancy::enter(self, i);
-                    // SAFETY: as above.
-                    unsafe { Region::run_share(region, i) };
+                    Region::run_share(region, i);
                 }
             }
             if master_last {
-                Region::run_share_body(region, 0);
+                Region::run_share(region, 0);
             }
         });
     }

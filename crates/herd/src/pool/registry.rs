@@ -19,7 +19,7 @@
 //! read-modify-write of the counter and, if it is non-zero, claims one sleepy
 //! flag and unparks that slot (protocol and proof: `sync::Sleepers`).
 
-use super::region::Region;
+use super::region::{BroadcastContext, Region, Share};
 use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
 use crate::sched::{JobRef, Scheduler, WorkStealing};
@@ -28,7 +28,7 @@ use crate::topology::Topology;
 use crate::trace;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -36,10 +36,91 @@ use std::time::{Duration, Instant};
 /// Where a persistent thread receives region shares: a mailbox and the parker
 /// it sleeps on, on one cache line so that the master's post and the worker's
 /// spin touch a single line.
+///
+/// Post protocol: the mailbox holds a post number (16 bits) and an address
+/// (48 bits). The master `swap`s in the next post (`SeqCst`, a
+/// read-modify-write) and then wakes the worker only if it announced that it
+/// sleeps ([`Parker::unpark_if_sleeping`]); the worker's last check before
+/// sleeping reads the mailbox with a read-modify-write. The worker never writes
+/// the mailbox: it remembers the last post number it consumed. When its share
+/// is done it `swap`s the post number into `ack` and wakes the master only if
+/// the master announced that it sleeps; the master's last check before sleeping
+/// reads `ack` with a read-modify-write. A region thus moves this one line from
+/// master to worker and back: about one cache-line round trip.
 #[derive(Default)]
 pub(crate) struct Port {
     pub(crate) parker: Parker,
-    pub(crate) mailbox: AtomicPtr<Region>,
+    /// `post number << 48 | address` of a [`Region`] or [`TERMINATE`].
+    mailbox: AtomicU64,
+    /// The last post number whose share this port's thread completed.
+    ack: AtomicU64,
+    /// The region's [`Share`] header, written before the mailbox (whose
+    /// `SeqCst` swap publishes them): `func`, `data`, `size << 1 | timed`.
+    func: AtomicUsize,
+    data: AtomicUsize,
+    size_timed: AtomicUsize,
+}
+
+/// Mailbox address telling a persistent thread to exit.
+const TERMINATE: u64 = 1;
+const ADDRESS_BITS: u32 = 48;
+
+impl Port {
+    /// The post number after `seen`'s, if any: `last` is the check before sleeping.
+    #[inline]
+    fn has_mail(&self, seen: u64, last: bool) -> bool {
+        let v = if last {
+            self.mailbox.fetch_add(0, Ordering::SeqCst)
+        } else {
+            self.mailbox.load(Ordering::Acquire)
+        };
+        v >> ADDRESS_BITS != seen
+    }
+
+    /// Posts `region` as post number `number` and wakes the owner.
+    #[inline]
+    pub(crate) fn post(&self, number: u64, region: &Region) {
+        let s = region.share;
+        self.func.store(s.func as usize, Ordering::Relaxed);
+        self.data.store(s.data as usize, Ordering::Relaxed);
+        self.size_timed.store((s.size << 1) | usize::from(s.timed), Ordering::Relaxed);
+        self.post_address(number, region as *const Region as u64);
+    }
+
+    /// The header of the region just received (after an `Acquire` read of
+    /// the mailbox that saw its post).
+    #[inline]
+    fn share(&self) -> Share {
+        let st = self.size_timed.load(Ordering::Relaxed);
+        // SAFETY: `func` holds a value stored by `post` from a function
+        // pointer of exactly this type, published by the mailbox swap.
+        let func = unsafe {
+            std::mem::transmute::<usize, unsafe fn(*const (), BroadcastContext)>(
+                self.func.load(Ordering::Relaxed),
+            )
+        };
+        Share {
+            func,
+            data: self.data.load(Ordering::Relaxed) as *const (),
+            size: st >> 1,
+            timed: st & 1 != 0,
+        }
+    }
+
+    #[inline]
+    fn post_address(&self, number: u64, address: u64) {
+        debug_assert!(address >> ADDRESS_BITS == 0, "user-space addresses fit in 48 bits");
+        self.mailbox.swap((number << ADDRESS_BITS) | address, Ordering::SeqCst);
+        self.parker.unpark_if_sleeping();
+    }
+
+    /// True when the share of post `number` is complete. `last`: the check
+    /// before sleeping (a read-modify-write).
+    #[inline]
+    pub(crate) fn acked(&self, number: u64, last: bool) -> bool {
+        let v = if last { self.ack.fetch_add(0, Ordering::SeqCst) } else { self.ack.load(Ordering::Acquire) };
+        v == number
+    }
 }
 
 /// Per-participant state.
@@ -64,10 +145,15 @@ pub(crate) struct Registry {
     pub(crate) proxy: CachePadded<Port>,
     /// The master sleeps here while it only waits (non-master-last dispatch).
     pub(crate) master_parker: CachePadded<Parker>,
-    pub(crate) master_lock: Mutex<()>,
-    pub(crate) region_active: AtomicBool,
+    /// Taken by a thread entering as master; padded: it is written per call.
+    pub(crate) master_lock: CachePadded<Mutex<()>>,
+    /// A region is running. Written only by the master; on its own line so
+    /// that the master's writes never disturb lines that workers spin on.
+    pub(crate) region_active: CachePadded<AtomicBool>,
+    /// Number of the next post (16 bits used), advanced by the master per
+    /// region; see [`Port`].
+    posts: CachePadded<AtomicU64>,
     sleepers: Sleepers,
-    pub(crate) terminate: AtomicBool,
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -146,10 +232,10 @@ impl Registry {
                 .collect(),
             proxy: CachePadded::new(Port::default()),
             master_parker: CachePadded::new(Parker::new()),
-            master_lock: Mutex::new(()),
-            region_active: AtomicBool::new(false),
+            master_lock: CachePadded::new(Mutex::new(())),
+            region_active: CachePadded::new(AtomicBool::new(false)),
+            posts: CachePadded::new(AtomicU64::new(1)),
             sleepers: Sleepers::new(n),
-            terminate: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
             placement,
         }
@@ -163,6 +249,17 @@ impl Registry {
     #[inline]
     pub(crate) fn num_threads(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Where the master waits for a region's shares: its slot's parker when it
+    /// takes part (master last), else its own.
+    #[inline]
+    pub(crate) fn region_waiter(&self) -> &Parker {
+        if self.dispatch.master_last() {
+            self.parker(0)
+        } else {
+            &self.master_parker
+        }
     }
 
     /// The parker the occupant of `slot` sleeps on.
@@ -181,9 +278,21 @@ impl Registry {
     }
 
     /// Binds the calling (master) thread to the master's place once per pool.
+    /// Entering an unbound pool after a bound one releases the thread to all
+    /// usable PUs again, so that one pool's pinning does not leak into another.
     pub(crate) fn bind_master_once(&self) {
-        if self.placement.bound && MASTER_BOUND.with(|b| b.replace(self.id)) != self.id {
-            self.bind_participant(0);
+        let previous = MASTER_BOUND.with(|b| b.get());
+        if self.placement.bound {
+            if previous != self.id {
+                MASTER_BOUND.with(|b| b.set(self.id));
+                self.bind_participant(0);
+            }
+        } else if previous != 0 && !self.topology.is_synthetic() {
+            MASTER_BOUND.with(|b| b.set(0));
+            let all: Vec<usize> = (0..self.topology.pus().len()).collect();
+            if let Err(e) = self.topology.bind_current_thread(&all) {
+                eprintln!("herd: warning: could not release the master's binding: {e}");
+            }
         }
     }
 
@@ -252,7 +361,9 @@ impl Registry {
         const STEAL_EVERY: u32 = 8;
         const CLOCK_EVERY: u32 = 64;
         let mut spin_started: Option<Instant> = None;
-        let mut spins: u32 = 0;
+        // Start past a steal point: a region's master and a worker that has
+        // just acknowledged its share check their condition first.
+        let mut spins: u32 = 1;
         loop {
             if done(false) {
                 return;
@@ -262,7 +373,7 @@ impl Registry {
                     if let Some(job) = self.find_work(s) {
                         self.run_job(s, job);
                         spin_started = None;
-                        spins = 0;
+                        spins = 1;
                         continue;
                     }
                 }
@@ -308,11 +419,13 @@ impl Registry {
         }
     }
 
-    /// Posts a region share to a persistent thread's port.
+    /// Starts a new post (once per region, by the master): its number.
     #[inline]
-    pub(crate) fn post(port: &Port, region: *const Region) {
-        port.mailbox.store(region as *mut Region, Ordering::Release);
-        port.parker.unpark();
+    pub(crate) fn next_post(&self) -> u64 {
+        // Only the master (under the master lock) or the dropping pool posts.
+        let n = self.posts.load(Ordering::Relaxed);
+        self.posts.store(n.wrapping_add(1), Ordering::Relaxed);
+        n & 0xffff
     }
 
     /// Main loop of a persistent thread. `slot` is its participant slot, or
@@ -329,46 +442,45 @@ impl Registry {
             trace::name_thread(&format!("{what} {share} (PU {pu})"));
         }
         let _occupancy = slot.map(|s| Occupancy::enter(&self, s));
+        // The proxy shares the master's place (it is the paper's thread on the
+        // master's core): spinning there would only delay the master, so it
+        // idles asleep, like the paper's workers blocked on a condition.
+        let spin = if slot.is_some() { self.spin() } else { Some(Duration::ZERO) };
+        let mut seen = 0;
         loop {
-            self.wait_until(slot, &port.parker, |_| {
-                !port.mailbox.load(Ordering::Acquire).is_null() || self.terminate.load(Ordering::Acquire)
-            });
-            let region = port.mailbox.swap(std::ptr::null_mut(), Ordering::Acquire);
-            if !region.is_null() {
-                // SAFETY: the master keeps the region alive until every share
-                // has counted down its latch, which `run_share` does last.
-                unsafe {
-                    if slot.is_none() {
-                        let _occ = Occupancy::enter(&self, 0);
-                        Region::run_share(region, 0);
-                    } else {
-                        Region::run_share(region, share);
-                    }
-                }
-                continue;
-            }
-            if self.terminate.load(Ordering::Acquire) {
+            self.wait_with(slot, &port.parker, spin, |last| port.has_mail(seen, last));
+            let mail = port.mailbox.load(Ordering::Acquire);
+            seen = mail >> ADDRESS_BITS;
+            let address = mail & ((1 << ADDRESS_BITS) - 1);
+            if address == TERMINATE {
                 return;
             }
+            let region = address as *const Region;
+            let header = port.share();
+            // SAFETY: the master keeps the region alive until this port
+            // acknowledges the post, which is our last access to it.
+            unsafe {
+                if slot.is_none() {
+                    let _occ = Occupancy::enter(&self, 0);
+                    Region::run(header, region, 0);
+                } else {
+                    Region::run(header, region, share);
+                }
+            }
+            port.ack.swap(seen, Ordering::SeqCst);
+            self.region_waiter().unpark_if_sleeping();
         }
     }
 
     /// Stops and joins the persistent threads.
     pub(crate) fn shut_down(&self) {
-        if std::env::var_os("HERD_DEBUG_STATS").is_some() {
-            for (i, s) in self.slots.iter().enumerate() {
-                eprintln!(
-                    "slot {i}: jobs {} steals {}",
-                    s.jobs_run.load(Ordering::Relaxed),
-                    s.steals.load(Ordering::Relaxed)
-                );
-            }
+        // No region is in flight (the pool is being dropped), so every
+        // persistent thread is idle or about to be: tell each to leave.
+        let number = self.next_post();
+        for slot in self.slots.iter().skip(1) {
+            slot.port.post_address(number, TERMINATE);
         }
-        self.terminate.store(true, Ordering::Release);
-        for slot in self.slots.iter() {
-            slot.port.parker.unpark();
-        }
-        self.proxy.parker.unpark();
+        self.proxy.post_address(number, TERMINATE);
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for t in threads {
             let _ = t.join();

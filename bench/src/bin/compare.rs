@@ -1,0 +1,828 @@
+//! The side-by-side driver: runs every contender of every benchmark once per
+//! round, alternating them (the order rotates from round to round), for R
+//! rounds; takes the median over rounds of each contender's value; computes
+//! the ratios; prints markdown tables; writes `bench/results/<name>.json`
+//! (and `.md`). It builds nothing: `bench/run.sh` builds, then calls it.
+//!
+//! usage: compare [--rounds 11] [--quick] [--only region,fib,loops]
+//!                [--threads 2] [--name NAME] [--c-dir DIR] [--out-dir DIR]
+//!                [--libomp PATH] [--no-omp-fib]
+//!
+//! Each contender is one process invocation per round (a Rust binary next to
+//! this one, or an OpenMP program from `bench/build/`), which warms up, takes
+//! a few samples, verifies its result (exit status 1 otherwise), and prints
+//! one JSON record ([`herd_bench::Record`]). The OpenMP programs run twice:
+//! under libgomp, and under LLVM's libomp, loaded in place of libgomp by
+//! `LD_LIBRARY_PATH` pointing at a directory where libomp is linked as
+//! `libgomp.so.1`; each program reports which runtime it really ran on, and
+//! the driver checks it.
+
+use herd_bench::{fail, parse_records, Args, Record, Summary};
+use serde::Serialize;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Loop schedules measured on both sides (herd's names, which are also the
+/// OpenMP `schedule(...)` clauses).
+const LOOP_SCHEDULES: [&str; 5] = ["static", "static,1024", "dynamic,1024", "dynamic,64", "guided,1024"];
+
+/// Settings of one run.
+#[derive(Clone, Debug, Serialize)]
+struct Settings {
+    rounds: usize,
+    threads: usize,
+    quick: bool,
+    benches: Vec<String>,
+    region_regions: u64,
+    region_samples: usize,
+    fib_n: u64,
+    fib_samples: usize,
+    fib_omp_samples: usize,
+    omp_fib: bool,
+    loop_n: usize,
+    loop_reps: u64,
+    loop_samples: usize,
+}
+
+/// One program invocation measured every round.
+#[derive(Clone, Debug, Serialize)]
+struct Contender {
+    /// Unique key, e.g. `fib/herd/2`.
+    id: String,
+    bench: &'static str,
+    /// What the table calls it.
+    label: String,
+    program: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    /// The `impl` its record must report (catches libomp not really loaded).
+    expect_impl: String,
+    threads: usize,
+}
+
+/// Where the programs are.
+struct Paths {
+    rust_bin: PathBuf,
+    c_dir: PathBuf,
+    /// Directory holding `libgomp.so.1` → libomp, if libomp was found.
+    libomp_shim: Option<PathBuf>,
+}
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut args = Args::from_env();
+    let quick = args.flag("quick");
+    let rounds: usize = args.get("rounds", if quick { 3 } else { 11 });
+    let threads: usize = args.get("threads", 2);
+    let only: String = args.get("only", "region,fib,loops".to_string());
+    let name: String = args.get("name", if quick { "quick".to_string() } else { "full".to_string() });
+    let c_dir: PathBuf = args.get("c-dir", Path::new(MANIFEST_DIR).join("build"));
+    let out_dir: PathBuf = args.get("out-dir", Path::new(MANIFEST_DIR).join("results"));
+    let libomp: Option<PathBuf> = args.opt("libomp");
+    let omp_fib = !args.flag("no-omp-fib");
+    args.finish();
+
+    let benches: Vec<String> = only.split(',').map(|s| s.trim().to_string()).collect();
+    if let Some(b) = benches.iter().find(|b| !["region", "fib", "loops"].contains(&b.as_str())) {
+        fail(&format!("--only: unknown benchmark {b:?} (region, fib, loops)"));
+    }
+    if rounds == 0 || threads < 2 {
+        fail("--rounds must be positive and --threads at least 2");
+    }
+    let settings = Settings {
+        rounds,
+        threads,
+        quick,
+        benches,
+        region_regions: if quick { 5_000 } else { 20_000 },
+        region_samples: if quick { 3 } else { 7 },
+        fib_n: 30,
+        fib_samples: if quick { 3 } else { 7 },
+        fib_omp_samples: if quick { 1 } else { 3 },
+        omp_fib,
+        loop_n: 1_000_000,
+        loop_reps: if quick { 5 } else { 20 },
+        loop_samples: if quick { 3 } else { 5 },
+    };
+
+    let rust_bin = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| fail("cannot locate the benchmark binaries"));
+    let libomp_shim = match libomp.or_else(find_libomp) {
+        Some(lib) => Some(make_shim(&c_dir, &lib)),
+        None => {
+            eprintln!("compare: warning: LLVM libomp not found (apt-get install libomp-dev, or --libomp PATH); libomp contenders skipped");
+            None
+        }
+    };
+    let paths = Paths { rust_bin, c_dir, libomp_shim };
+    let contenders = contenders(&settings, &paths);
+    for c in &contenders {
+        if !c.program.is_file() {
+            fail(&format!(
+                "{} is missing: build first with ./bench/run.sh, or `make -C bench c-programs` and `cargo build --release -p herd-bench`",
+                c.program.display()
+            ));
+        }
+    }
+
+    let machine = machine_info(&paths);
+    eprintln!(
+        "compare: {} contenders x {} rounds on {} ({} CPUs), load average {}",
+        contenders.len(),
+        rounds,
+        machine["cpu"].as_str().unwrap_or("?"),
+        machine["cpus"],
+        machine["loadavg_start"].as_str().unwrap_or("?")
+    );
+
+    // Round by round, every contender once, the order rotating.
+    let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut last: BTreeMap<String, Record> = BTreeMap::new();
+    for round in 0..rounds {
+        let start = std::time::Instant::now();
+        for c in rotated(&contenders, round) {
+            let rec = run_contender(c);
+            values.entry(c.id.clone()).or_default().push(rec.value);
+            last.insert(c.id.clone(), rec);
+        }
+        eprintln!("compare: round {}/{} done in {:.1} s", round + 1, rounds, start.elapsed().as_secs_f64());
+    }
+    let loadavg_end = read_trimmed("/proc/loadavg");
+
+    let results = Results { contenders: &contenders, values: &values, last: &last };
+    let mut md = String::new();
+    let mut targets = Vec::new();
+    let mut ratios = serde_json::Map::new();
+    for b in &settings.benches {
+        let section = match b.as_str() {
+            "region" => region_report(&results, &settings),
+            "fib" => fib_report(&results, &settings),
+            _ => loops_report(&results, &settings),
+        };
+        md.push_str(&section.markdown);
+        targets.extend(section.targets);
+        ratios.insert(b.clone(), serde_json::Value::Object(section.ratios));
+    }
+    if !targets.is_empty() {
+        md.push_str("### Targets\n\n| target | measured | required | met |\n|---|---|---|---|\n");
+        for t in &targets {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} {} | {} |",
+                t.name,
+                fmt(t.value),
+                t.cmp,
+                fmt(t.threshold),
+                if t.met { "yes" } else { "**no**" }
+            );
+        }
+        md.push('\n');
+    }
+    let reproduce = format!("./bench/run.sh {}", argv.join(" ")).trim_end().to_string();
+    let unbound: Vec<&str> =
+        last.iter().filter(|(_, r)| !r.bound && r.threads > 1).map(|(id, _)| id.as_str()).collect();
+    if !unbound.is_empty() {
+        let _ = writeln!(md, "Warning: not bound to distinct CPUs: {}\n", unbound.join(", "));
+    }
+    let _ = writeln!(
+        md,
+        "Median over {rounds} rounds (each round runs every contender once, order rotating); load average {} at start, {} at end.\n\nReproduce: `{reproduce}`",
+        machine["loadavg_start"].as_str().unwrap_or("?"),
+        loadavg_end
+    );
+    println!("{md}");
+
+    let report = json!({
+        "name": name,
+        "reproduce": reproduce,
+        "machine": machine,
+        "loadavg_end": loadavg_end,
+        "settings": settings,
+        "contenders": contenders.iter().map(|c| {
+            let v = &values[&c.id];
+            json!({
+                "id": c.id, "label": c.label, "program": c.program, "args": c.args, "env": c.env,
+                "impl": c.expect_impl, "threads": c.threads, "unit": last[&c.id].unit,
+                "summary": Summary::of(v), "rounds": v, "last_record": last[&c.id],
+            })
+        }).collect::<Vec<_>>(),
+        "ratios": ratios,
+        "targets": targets,
+    });
+    if let Err(e) = std::fs::create_dir_all(&out_dir) {
+        fail(&format!("cannot create {}: {e}", out_dir.display()));
+    }
+    let json_path = out_dir.join(format!("{name}.json"));
+    let md_path = out_dir.join(format!("{name}.md"));
+    let text = serde_json::to_string_pretty(&report).expect("report serialises");
+    for (path, content) in [(&json_path, text), (&md_path, md)] {
+        if let Err(e) = std::fs::write(path, content + "\n") {
+            fail(&format!("cannot write {}: {e}", path.display()));
+        }
+    }
+    eprintln!("compare: wrote {} and {}", json_path.display(), md_path.display());
+}
+
+/// Every contender of the selected benchmarks.
+fn contenders(s: &Settings, p: &Paths) -> Vec<Contender> {
+    let t = s.threads;
+    let mut v = Vec::new();
+    let rust = |bench: &'static str,
+                id: &str,
+                label: &str,
+                bin: &str,
+                imp: &str,
+                threads: usize,
+                args: Vec<String>| {
+        Contender {
+            id: id.into(),
+            bench,
+            label: label.into(),
+            program: p.rust_bin.join(bin),
+            args,
+            env: omp_env(threads, None),
+            expect_impl: imp.into(),
+            threads,
+        }
+    };
+    // The OpenMP program `prog` under libgomp and (when found) libomp.
+    let omp = |bench: &'static str, id: &str, label: &str, prog: &str, threads: usize, args: Vec<String>| {
+        let mut out = vec![Contender {
+            id: format!("{id}/libgomp"),
+            bench,
+            label: format!("{label} (libgomp)"),
+            program: p.c_dir.join(prog),
+            args: args.clone(),
+            env: omp_env(threads, None),
+            expect_impl: "libgomp".into(),
+            threads,
+        }];
+        if let Some(shim) = &p.libomp_shim {
+            out.push(Contender {
+                id: format!("{id}/libomp"),
+                bench,
+                label: format!("{label} (libomp)"),
+                program: p.c_dir.join(prog),
+                args,
+                env: omp_env(threads, Some(shim)),
+                expect_impl: "libomp".into(),
+                threads,
+            });
+        }
+        out
+    };
+    let a = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+
+    if s.benches.iter().any(|b| b == "region") {
+        let (r, n) = (s.region_regions.to_string(), s.region_samples.to_string());
+        for (imp, label) in [
+            ("herd", "herd `pool.broadcast(|_| ())`"),
+            ("herd-install", "herd `pool.broadcast` inside `pool.install`"),
+            ("rayon", "Rayon `ThreadPool::broadcast` (caller outside the pool)"),
+            ("rayon-install", "Rayon `ThreadPool::broadcast` inside `pool.install`"),
+            ("pingpong", "floor: one cache-line round trip between 2 bound spinning threads"),
+        ] {
+            let base = imp.split('-').next().unwrap_or(imp);
+            let args = a(&["--impl", imp, "--threads", &t.to_string(), "--regions", &r, "--samples", &n]);
+            v.push(rust("region", &format!("region/{imp}"), label, "bench-region", base, t, args));
+        }
+        v.extend(omp("region", "region/omp", "OpenMP empty `parallel`", "region_omp", t, a(&[&r, &n])));
+    }
+    if s.benches.iter().any(|b| b == "fib") {
+        let (n, k) = (s.fib_n.to_string(), s.fib_samples.to_string());
+        for (imp, label) in [
+            ("seq", "sequential, plain recursion (compiler turns one call into a loop)"),
+            ("seq-calls", "sequential, every call kept (`black_box` on results)"),
+        ] {
+            let args = a(&["--impl", imp, "--n", &n, "--samples", &k]);
+            v.push(rust("fib", &format!("fib/{imp}"), label, "bench-fib", "seq", 1, args));
+        }
+        for imp in ["herd", "rayon"] {
+            for threads in [1, t] {
+                let args = a(&["--impl", imp, "--threads", &threads.to_string(), "--n", &n, "--samples", &k]);
+                let label = format!("{} `join`", if imp == "herd" { "herd" } else { "Rayon" });
+                v.push(rust("fib", &format!("fib/{imp}/{threads}"), &label, "bench-fib", imp, threads, args));
+            }
+        }
+        if s.omp_fib {
+            let k = s.fib_omp_samples.to_string();
+            for threads in [1, t] {
+                let id = format!("fib/omp{threads}");
+                v.extend(omp("fib", &id, "OpenMP `task`", "fib_omp", threads, a(&[&n, &k])));
+            }
+        }
+    }
+    if s.benches.iter().any(|b| b == "loops") {
+        let (n, r, k) = (s.loop_n.to_string(), s.loop_reps.to_string(), s.loop_samples.to_string());
+        for sched in LOOP_SCHEDULES.iter().copied().chain(["adaptive"]) {
+            let args = a(&[
+                "--impl",
+                "herd",
+                "--schedule",
+                sched,
+                "--threads",
+                &t.to_string(),
+                "--n",
+                &n,
+                "--reps",
+                &r,
+                "--samples",
+                &k,
+            ]);
+            v.push(rust(
+                "loops",
+                &format!("loops/herd/{sched}"),
+                "herd `for_each`",
+                "bench-loops",
+                "herd",
+                t,
+                args,
+            ));
+            if sched != "adaptive" {
+                let id = format!("loops/omp/{sched}");
+                v.extend(omp("loops", &id, "OpenMP `parallel for`", "loops_omp", t, a(&[sched, &n, &r, &k])));
+            }
+        }
+        let args = a(&[
+            "--impl",
+            "rayon",
+            "--schedule",
+            "par_iter",
+            "--threads",
+            &t.to_string(),
+            "--n",
+            &n,
+            "--reps",
+            &r,
+            "--samples",
+            &k,
+        ]);
+        v.push(rust(
+            "loops",
+            "loops/rayon/par_iter",
+            "Rayon `par_iter_mut().enumerate().for_each`",
+            "bench-loops",
+            "rayon",
+            t,
+            args,
+        ));
+    }
+    v
+}
+
+/// The OpenMP environment every contender gets (harmless for the Rust ones),
+/// plus `LD_LIBRARY_PATH` for libomp.
+fn omp_env(threads: usize, shim: Option<&Path>) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("OMP_NUM_THREADS".to_string(), threads.to_string()),
+        ("OMP_PROC_BIND".to_string(), "true".to_string()),
+        ("OMP_PLACES".to_string(), "cores".to_string()),
+    ];
+    if let Some(dir) = shim {
+        let mut path = dir.display().to_string();
+        if let Ok(old) = std::env::var("LD_LIBRARY_PATH") {
+            if !old.is_empty() {
+                path = format!("{path}:{old}");
+            }
+        }
+        env.push(("LD_LIBRARY_PATH".to_string(), path));
+    }
+    env
+}
+
+/// The contenders in round `round`'s order: rotated by the round number, so
+/// that no contender always runs first or right after the same neighbour.
+fn rotated(v: &[Contender], round: usize) -> impl Iterator<Item = &Contender> {
+    let k = if v.is_empty() { 0 } else { round % v.len() };
+    v[k..].iter().chain(&v[..k])
+}
+
+/// Runs one invocation and checks its record.
+fn run_contender(c: &Contender) -> Record {
+    let out = Command::new(&c.program)
+        .args(&c.args)
+        .envs(c.env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap_or_else(|e| fail(&format!("cannot run {}: {e}", c.program.display())));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let cmd = command_line(c);
+    if !out.status.success() {
+        fail(&format!("{} FAILED ({}): {cmd}\n{stderr}{stdout}", c.id, out.status));
+    }
+    let recs = parse_records(&stdout).unwrap_or_else(|e| fail(&format!("{}: {e}", c.id)));
+    let [rec] = <[Record; 1]>::try_from(recs)
+        .unwrap_or_else(|r| fail(&format!("{}: expected one record, got {}: {cmd}", c.id, r.len())));
+    if !rec.ok || rec.bench != c.bench || rec.imp != c.expect_impl || rec.threads != c.threads {
+        fail(&format!(
+            "{}: unexpected record (wanted bench {}, impl {}, {} threads, ok): {rec:?}\n{cmd}",
+            c.id, c.bench, c.expect_impl, c.threads
+        ));
+    }
+    rec
+}
+
+/// The shell command that reproduces one invocation.
+fn command_line(c: &Contender) -> String {
+    let env: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{} {} {}", env.join(" "), c.program.display(), c.args.join(" "))
+}
+
+/// LLVM's libomp, at the usual Debian/Ubuntu and other places.
+fn find_libomp() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = [
+        "/usr/lib/x86_64-linux-gnu/libomp.so.5",
+        "/usr/lib/aarch64-linux-gnu/libomp.so.5",
+        "/usr/lib64/libomp.so",
+        "/usr/local/lib/libomp.so",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    if let Ok(dir) = std::fs::read_dir("/usr/lib") {
+        let mut llvm: Vec<PathBuf> = dir
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("llvm-")))
+            .map(|p| p.join("lib/libomp.so.5"))
+            .collect();
+        llvm.sort();
+        candidates.extend(llvm.into_iter().rev());
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+/// A directory in which `libgomp.so.1` is `lib` (LLVM's libomp implements
+/// libgomp's ABI), for `LD_LIBRARY_PATH`.
+fn make_shim(c_dir: &Path, lib: &Path) -> PathBuf {
+    let dir = c_dir.join("libomp-as-libgomp");
+    let link = dir.join("libgomp.so.1");
+    let lib = lib.canonicalize().unwrap_or_else(|e| fail(&format!("libomp {}: {e}", lib.display())));
+    let result = std::fs::create_dir_all(&dir).and_then(|_| {
+        if std::fs::read_link(&link).ok().as_deref() == Some(lib.as_path()) {
+            return Ok(());
+        }
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&lib, &link)
+    });
+    if let Err(e) = result {
+        fail(&format!("cannot link {} to {}: {e}", link.display(), lib.display()));
+    }
+    dir
+}
+
+/// The machine, the runtimes, and how we know libomp is really loaded.
+fn machine_info(p: &Paths) -> serde_json::Value {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let os = std::fs::read_to_string("/etc/os-release")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+        .unwrap_or_default();
+    let first_line = |cmd: &mut Command| {
+        cmd.output()
+            .ok()
+            .map(|o| {
+                let text =
+                    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+                text.lines().next().unwrap_or("").trim().to_string()
+            })
+            .unwrap_or_default()
+    };
+    let region_omp = p.c_dir.join("region_omp");
+    let (banner, ldd) = match &p.libomp_shim {
+        Some(shim) if region_omp.is_file() => {
+            let ld = shim.display().to_string();
+            // libomp prints its banner on standard error under KMP_VERSION=1.
+            let banner = Command::new(&region_omp)
+                .args(["10", "1"])
+                .env("KMP_VERSION", "1")
+                .env("LD_LIBRARY_PATH", &ld)
+                .env("OMP_NUM_THREADS", "2")
+                .output()
+                .ok()
+                .and_then(|o| {
+                    String::from_utf8_lossy(&o.stderr)
+                        .lines()
+                        .find(|l| l.contains("version"))
+                        .map(|l| l.trim().to_string())
+                })
+                .unwrap_or_default();
+            let ldd = Command::new("ldd")
+                .arg(&region_omp)
+                .env("LD_LIBRARY_PATH", &ld)
+                .output()
+                .ok()
+                .and_then(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .lines()
+                        .find(|l| l.contains("libgomp"))
+                        .map(|l| l.trim().to_string())
+                })
+                .unwrap_or_default();
+            (banner, ldd)
+        }
+        _ => (String::new(), String::new()),
+    };
+    json!({
+        "cpu": cpu,
+        "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "kernel": read_trimmed("/proc/sys/kernel/osrelease"),
+        "os": os,
+        "gcc": first_line(Command::new("gcc").arg("--version")),
+        "rustc": first_line(Command::new("rustc").arg("--version")),
+        "loadavg_start": read_trimmed("/proc/loadavg"),
+        "libomp_shim": p.libomp_shim,
+        "libomp_banner": banner,
+        "libomp_ldd": ldd,
+    })
+}
+
+fn read_trimmed(path: &str) -> String {
+    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------
+// Reports
+// ---------------------------------------------------------------------------
+
+/// The measurements, by contender id.
+struct Results<'a> {
+    contenders: &'a [Contender],
+    values: &'a BTreeMap<String, Vec<f64>>,
+    last: &'a BTreeMap<String, Record>,
+}
+
+impl Results<'_> {
+    fn summary(&self, id: &str) -> Option<Summary> {
+        self.values.get(id).map(|v| Summary::of(v))
+    }
+    fn median(&self, id: &str) -> Option<f64> {
+        self.summary(id).map(|s| s.median)
+    }
+    /// The contender's label, escaped for a markdown table cell.
+    fn label(&self, id: &str) -> String {
+        self.contenders.iter().find(|c| c.id == id).map_or(id, |c| c.label.as_str()).replace('|', "\\|")
+    }
+}
+
+/// A target and whether it is met.
+#[derive(Clone, Debug, Serialize)]
+struct Target {
+    name: String,
+    value: f64,
+    cmp: &'static str,
+    threshold: f64,
+    met: bool,
+}
+
+impl Target {
+    fn at_most(name: &str, value: f64, threshold: f64) -> Target {
+        Target { name: name.into(), value, cmp: "≤", threshold, met: value <= threshold }
+    }
+    fn at_least(name: &str, value: f64, threshold: f64) -> Target {
+        Target { name: name.into(), value, cmp: "≥", threshold, met: value >= threshold }
+    }
+}
+
+/// One benchmark's part of the report.
+struct Section {
+    markdown: String,
+    targets: Vec<Target>,
+    ratios: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Three significant digits, without exponent for ordinary magnitudes.
+fn fmt(x: f64) -> String {
+    if !x.is_finite() {
+        return "–".into();
+    }
+    let a = x.abs();
+    let decimals = if a >= 100.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        3
+    };
+    format!("{x:.decimals$}")
+}
+
+fn fmt_opt(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".into(), fmt)
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? / b?)
+}
+
+fn region_report(r: &Results, s: &Settings) -> Section {
+    let mut md = format!(
+        "### Empty fork-join region, {} participants (µs per region, EPCC: (t_regions − t_reference) / regions)\n\n\
+         | contender | median | min – max over rounds | × libgomp | × libomp |\n|---|---|---|---|---|\n",
+        s.threads
+    );
+    let gomp = r.median("region/omp/libgomp");
+    let lomp = r.median("region/omp/libomp");
+    let mut ratios = serde_json::Map::new();
+    for id in [
+        "region/herd",
+        "region/herd-install",
+        "region/rayon-install",
+        "region/rayon",
+        "region/omp/libgomp",
+        "region/omp/libomp",
+        "region/pingpong",
+    ] {
+        let Some(sm) = r.summary(id) else { continue };
+        let (g, l) = (ratio(Some(sm.median), gomp), ratio(Some(sm.median), lomp));
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} – {} | {} | {} |",
+            r.label(id),
+            fmt(sm.median),
+            fmt(sm.min),
+            fmt(sm.max),
+            fmt_opt(g),
+            fmt_opt(l)
+        );
+        ratios.insert(id.into(), json!({"median_us": sm.median, "vs_libgomp": g, "vs_libomp": l}));
+    }
+    md.push('\n');
+    let mut targets = Vec::new();
+    if let Some(h) = r.median("region/herd") {
+        targets.push(Target::at_most("herd empty region (µs)", h, 0.4));
+        if let Some(g) = gomp {
+            targets.push(Target::at_most("herd region / libgomp region", h / g, 0.5));
+        }
+    }
+    Section { markdown: md, targets, ratios }
+}
+
+fn fib_report(r: &Results, s: &Settings) -> Section {
+    let t = s.threads;
+    let mut md = format!(
+        "### fib({}) with a join (task) at every level, no cutoff (ms per fib)\n\n\
+         | contender | threads | median | min – max over rounds | ns per call | × sequential (every call) | speedup 1 → {t} threads |\n\
+         |---|---|---|---|---|---|---|\n",
+        s.fib_n
+    );
+    let seq = r.median("fib/seq-calls");
+    let mut ratios = serde_json::Map::new();
+    let mut ids: Vec<(String, Option<String>)> =
+        vec![("fib/seq".into(), None), ("fib/seq-calls".into(), None)];
+    for imp in ["herd", "rayon"] {
+        ids.push((format!("fib/{imp}/1"), None));
+        ids.push((format!("fib/{imp}/{t}"), Some(format!("fib/{imp}/1"))));
+    }
+    for lib in ["libgomp", "libomp"] {
+        ids.push((format!("fib/omp1/{lib}"), None));
+        ids.push((format!("fib/omp{t}/{lib}"), Some(format!("fib/omp1/{lib}"))));
+    }
+    for (id, one) in &ids {
+        let Some(sm) = r.summary(id) else { continue };
+        let rec = &r.last[id];
+        let vs_seq = ratio(Some(sm.median), seq);
+        let speedup = one.as_ref().and_then(|o| ratio(r.median(o), Some(sm.median)));
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} – {} | {} | {} | {} |",
+            r.label(id),
+            rec.threads,
+            fmt(sm.median),
+            fmt(sm.min),
+            fmt(sm.max),
+            fmt(sm.median * 1e6 / herd_bench::fib_calls(s.fib_n) as f64),
+            fmt_opt(vs_seq),
+            fmt_opt(speedup)
+        );
+        ratios
+            .insert(id.clone(), json!({"median_ms": sm.median, "vs_seq_calls": vs_seq, "speedup": speedup}));
+    }
+    md.push('\n');
+    let mut targets = Vec::new();
+    if let (Some(h1), Some(sq)) = (r.median("fib/herd/1"), seq) {
+        targets.push(Target::at_most("herd 1 worker / sequential (every call)", h1 / sq, 1.5));
+    }
+    if let (Some(h1), Some(h2)) = (r.median("fib/herd/1"), r.median(&format!("fib/herd/{t}"))) {
+        targets.push(Target::at_least(&format!("herd speedup 1 → {t} workers"), h1 / h2, 1.7));
+    }
+    Section { markdown: md, targets, ratios }
+}
+
+fn loops_report(r: &Results, s: &Settings) -> Section {
+    let mut md = format!(
+        "### for_each over {} iterations `a[i] = i + rep`, {} threads (µs per loop)\n\n\
+         | schedule | herd | libgomp | libomp | herd ÷ libgomp | herd ÷ libomp |\n|---|---|---|---|---|---|\n",
+        s.loop_n, s.threads
+    );
+    let mut ratios = serde_json::Map::new();
+    for sched in LOOP_SCHEDULES {
+        let h = r.median(&format!("loops/herd/{sched}"));
+        let g = r.median(&format!("loops/omp/{sched}/libgomp"));
+        let l = r.median(&format!("loops/omp/{sched}/libomp"));
+        let _ = writeln!(
+            md,
+            "| `{sched}` | {} | {} | {} | {} | {} |",
+            fmt_opt(h),
+            fmt_opt(g),
+            fmt_opt(l),
+            fmt_opt(ratio(h, g)),
+            fmt_opt(ratio(h, l))
+        );
+        ratios.insert(
+            sched.into(),
+            json!({"herd_us": h, "libgomp_us": g, "libomp_us": l, "herd_vs_libgomp": ratio(h, g), "herd_vs_libomp": ratio(h, l)}),
+        );
+    }
+    for (id, name) in
+        [("loops/herd/adaptive", "herd `adaptive`"), ("loops/rayon/par_iter", "Rayon `par_iter_mut`")]
+    {
+        if let Some(v) = r.median(id) {
+            let _ = writeln!(md, "| {name} | {} | | | | |", fmt(v));
+            ratios.insert(id.into(), json!({"median_us": v}));
+        }
+    }
+    md.push('\n');
+    Section { markdown: md, targets: Vec::new(), ratios }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contender(id: &str) -> Contender {
+        Contender {
+            id: id.into(),
+            bench: "region",
+            label: id.into(),
+            program: PathBuf::new(),
+            args: vec![],
+            env: vec![],
+            expect_impl: "herd".into(),
+            threads: 2,
+        }
+    }
+
+    #[test]
+    fn rotation_visits_everyone_once_and_shifts() {
+        let v: Vec<_> = ["a", "b", "c"].iter().map(|s| contender(s)).collect();
+        let ids = |r| rotated(&v, r).map(|c| c.id.as_str()).collect::<Vec<_>>();
+        assert_eq!(ids(0), ["a", "b", "c"]);
+        assert_eq!(ids(1), ["b", "c", "a"]);
+        assert_eq!(ids(4), ["b", "c", "a"]);
+    }
+
+    #[test]
+    fn formatting_and_targets() {
+        assert_eq!(fmt(0.31234), "0.312");
+        assert_eq!(fmt(2.5), "2.50");
+        assert_eq!(fmt(12.34), "12.3");
+        assert_eq!(fmt(1234.6), "1235");
+        assert!(Target::at_most("x", 0.4, 0.4).met);
+        assert!(!Target::at_least("y", 1.69, 1.7).met);
+    }
+
+    #[test]
+    fn region_section_computes_ratios() {
+        let cs: Vec<_> = ["region/herd", "region/omp/libgomp"].iter().map(|s| contender(s)).collect();
+        let values: BTreeMap<String, Vec<f64>> =
+            [("region/herd".to_string(), vec![0.3, 0.2, 0.4]), ("region/omp/libgomp".to_string(), vec![1.0])]
+                .into_iter()
+                .collect();
+        let last = BTreeMap::new();
+        let r = Results { contenders: &cs, values: &values, last: &last };
+        let s = Settings {
+            rounds: 1,
+            threads: 2,
+            quick: true,
+            benches: vec!["region".into()],
+            region_regions: 1,
+            region_samples: 1,
+            fib_n: 30,
+            fib_samples: 1,
+            fib_omp_samples: 1,
+            omp_fib: false,
+            loop_n: 1,
+            loop_reps: 1,
+            loop_samples: 1,
+        };
+        let sec = region_report(&r, &s);
+        assert!(sec.targets.iter().all(|t| t.met), "{:?}", sec.targets);
+        assert!((sec.ratios["region/herd"]["vs_libgomp"].as_f64().unwrap() - 0.3).abs() < 1e-12);
+    }
+}
