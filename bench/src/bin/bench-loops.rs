@@ -33,6 +33,7 @@ impl Out {
     /// `i` is in bounds and written by no other thread during this loop.
     #[inline(always)]
     unsafe fn set(&self, i: usize, v: u64) {
+        // SAFETY: the caller's contract (in bounds, no concurrent writer).
         unsafe { *self.0.add(i) = v };
     }
 }

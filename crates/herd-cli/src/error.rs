@@ -45,7 +45,18 @@ impl CliError {
     }
 }
 
-/// Writes `contents` to `path`, naming the file in the error.
+/// Writes `contents` to `path` (creating missing parent folders), naming the
+/// file in the error.
 pub fn write_file(path: &std::path::Path, contents: impl AsRef<[u8]>) -> Result<(), CliError> {
+    create_parent(path)?;
     std::fs::write(path, contents).map_err(|source| CliError::Write { path: path.to_path_buf(), source })
+}
+
+/// Creates the folder that will hold `path`, if missing.
+pub fn create_parent(path: &std::path::Path) -> Result<(), CliError> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
+            .map_err(|source| CliError::Write { path: path.to_path_buf(), source }),
+        _ => Ok(()),
+    }
 }

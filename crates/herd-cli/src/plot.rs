@@ -95,6 +95,7 @@ fn register_font(required: bool) -> Result<(), String> {
 /// Draws `panels` side by side under `caption` into `path`.
 pub fn draw(path: &Path, format: Format, caption: &str, x_desc: &str, panels: &[Panel]) -> CliResult {
     let size = (PANEL_SIZE.0 * panels.len().max(1) as u32, PANEL_SIZE.1 + 40);
+    crate::error::create_parent(path)?;
     let result = match format {
         Format::Svg => draw_on(SVGBackend::new(path, size).into_drawing_area(), caption, x_desc, panels),
         Format::Png => draw_on(BitMapBackend::new(path, size).into_drawing_area(), caption, x_desc, panels),

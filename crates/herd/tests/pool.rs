@@ -263,3 +263,18 @@ fn pinning_the_master_does_not_shrink_later_topologies() {
     assert_eq!(herd::Topology::detect().unwrap().pus().len(), before);
     assert_eq!(Pool::builder().build().unwrap().num_threads(), before);
 }
+
+#[test]
+fn for_each_chunk_covers_the_range_in_disjoint_chunks() {
+    let p = pool(3, Dispatch::Pwaml);
+    for s in [Schedule::Static { chunk: 0 }, Schedule::Dynamic { chunk: 64 }, Schedule::Adaptive] {
+        let hits: Vec<AtomicUsize> = (0..5000).map(|_| AtomicUsize::new(0)).collect();
+        p.for_each_chunk(0..5000, s, |r| {
+            assert!(r.start < r.end && r.end <= 5000);
+            for i in r {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "{s:?}");
+    }
+}

@@ -128,6 +128,18 @@ impl Pool {
         })
     }
 
+    /// Like [`Pool::for_each`], but hands each participant whole chunks
+    /// (`f(start..end)`), so that the body can run its own tight (e.g.
+    /// vectorised) inner loop over the chunk.
+    pub fn for_each_chunk<F>(&self, range: Range<usize>, schedule: Schedule, f: F)
+    where
+        F: Fn(Range<usize>) + Sync,
+    {
+        self.registry.enter_local(|| {
+            self.registry.run_loop(range, schedule, &|_, chunk: Range<usize>| f(chunk));
+        })
+    }
+
     /// Maps every index of `range` with `map` and combines the values with
     /// `reduce`, starting each participant from `identity`. Participants'
     /// partial results are combined in participant order.
