@@ -278,3 +278,25 @@ fn for_each_chunk_covers_the_range_in_disjoint_chunks() {
         assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "{s:?}");
     }
 }
+
+#[test]
+fn results_of_a_region_with_a_panic_are_dropped_exactly_once() {
+    let token = std::sync::Arc::new(());
+    for d in [Dispatch::Pwaml, Dispatch::Pw, Dispatch::Ljaml] {
+        let p = pool(3, d);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            p.broadcast(|ctx| {
+                if ctx.index() == 1 {
+                    panic!("share one");
+                }
+                vec![token.clone(); 3]
+            })
+        }));
+        assert!(r.is_err());
+        assert_eq!(std::sync::Arc::strong_count(&token), 1, "{d}: results leaked or not dropped");
+        let ok = p.broadcast(|_| token.clone());
+        assert_eq!(std::sync::Arc::strong_count(&token), 4);
+        drop(ok);
+        assert_eq!(std::sync::Arc::strong_count(&token), 1);
+    }
+}

@@ -24,6 +24,7 @@ use crate::config::Dispatch;
 use crate::trace;
 use std::any::Any;
 use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -91,7 +92,15 @@ pub(crate) struct Region {
     pub(crate) share: Share,
     /// Nanoseconds inside each share, when timing.
     pct: Option<Box<[AtomicU64]>>,
-    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    panic: Mutex<Panicked>,
+}
+
+/// The panics of a region's shares: the first payload, and which shares
+/// panicked (their result slots were never written).
+#[derive(Default)]
+struct Panicked {
+    first: Option<Box<dyn Any + Send>>,
+    shares: Vec<usize>,
 }
 
 impl Region {
@@ -127,8 +136,9 @@ impl Region {
         }
         if let Err(p) = result {
             // SAFETY: as above.
-            let mut slot = unsafe { &(*region).panic }.lock().unwrap_or_else(|e| e.into_inner());
-            slot.get_or_insert(p);
+            let mut panicked = unsafe { &(*region).panic }.lock().unwrap_or_else(|e| e.into_inner());
+            panicked.first.get_or_insert(p);
+            panicked.shares.push(index);
         }
         if trace::enabled() {
             trace::end(trace::Kind::Share, index as u64);
@@ -152,13 +162,19 @@ impl<F: Fn(BroadcastContext) -> R + Sync, R: Send> Job<F, R> {
         // SAFETY: the caller's contract.
         let job = unsafe { &*(data as *const Job<F, R>) };
         let r = (job.f)(ctx);
-        // SAFETY: see `Results`.
-        unsafe { *job.results.0[ctx.index].get() = Some(r) };
+        debug_assert!(ctx.index < job.results.0.len());
+        // SAFETY: see `Results`; `ctx.index < size == results.len()`. Unchecked
+        // so that a share returning `()` reads nothing from the master's stack.
+        unsafe { (*job.results.0.get_unchecked(ctx.index).get()).write(r) };
     }
 }
 
 /// Per-participant result slots of a broadcast.
-struct Results<R>(Box<[UnsafeCell<Option<R>>]>);
+///
+/// `MaybeUninit`, not `Option`: for `R = ()` the slots are zero-sized, so an
+/// empty region allocates nothing and no participant writes to shared memory.
+/// A slot is initialised exactly when its share returned without panicking.
+struct Results<R>(Box<[UnsafeCell<MaybeUninit<R>>]>);
 // SAFETY: participant `i` writes only slot `i`, and the master reads them all
 // only after the region latch (Acquire) has seen every write.
 unsafe impl<R: Send> Sync for Results<R> {}
@@ -192,7 +208,10 @@ impl Registry {
         // What the shares read — the closure and the result slots — sits alone
         // on its cache lines, so that the master's own stack traffic (its
         // share, its wait loop) never invalidates a line the workers read.
-        let job = Job { f, results: Results::<R>((0..n).map(|_| UnsafeCell::new(None)).collect()) };
+        let job = Job {
+            f,
+            results: Results::<R>((0..n).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect()),
+        };
         let master_last = self.dispatch.master_last();
         let region = Region {
             share: Share {
@@ -202,7 +221,7 @@ impl Registry {
                 timed,
             },
             pct: timed.then(|| (0..n).map(|_| AtomicU64::new(0)).collect()),
-            panic: Mutex::new(None),
+            panic: Mutex::new(Panicked::default()),
         };
 
         if trace::enabled() {
@@ -239,8 +258,15 @@ impl Registry {
         if trace::enabled() {
             trace::end(trace::Kind::Region, n as u64);
         }
-        let panic = region.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(p) = panic {
+        let panicked = std::mem::take(&mut *region.panic.lock().unwrap_or_else(|e| e.into_inner()));
+        if let Some(p) = panicked.first {
+            for (i, slot) in job.results.0.iter().enumerate() {
+                if !panicked.shares.contains(&i) {
+                    // SAFETY: share `i` returned, so its slot was written; it
+                    // is dropped once, here.
+                    unsafe { (*slot.get()).assume_init_drop() };
+                }
+            }
             panic::resume_unwind(p);
         }
         let timing = region.pct.as_ref().map(|pct| RegionTiming {
@@ -253,7 +279,8 @@ impl Registry {
             .0
             .into_vec()
             .into_iter()
-            .map(|c| c.into_inner().expect("every participant ran its share"))
+            // SAFETY: no share panicked, so every slot was written.
+            .map(|c| unsafe { c.into_inner().assume_init() })
             .collect();
         (out, timing)
     }
