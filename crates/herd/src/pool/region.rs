@@ -165,7 +165,7 @@ impl<F: Fn(BroadcastContext) -> R + Sync, R: Send> Job<F, R> {
         debug_assert!(ctx.index < job.results.0.len());
         // SAFETY: see `Results`; `ctx.index < size == results.len()`. Unchecked
         // so that a share returning `()` reads nothing from the master's stack.
-        unsafe { (*job.results.0.get_unchecked(ctx.index).get()).write(r) };
+        unsafe { (*job.results.0.get_unchecked(ctx.index).0.get()).write(r) };
     }
 }
 
@@ -174,7 +174,13 @@ impl<F: Fn(BroadcastContext) -> R + Sync, R: Send> Job<F, R> {
 /// `MaybeUninit`, not `Option`: for `R = ()` the slots are zero-sized, so an
 /// empty region allocates nothing and no participant writes to shared memory.
 /// A slot is initialised exactly when its share returned without panicking.
-struct Results<R>(Box<[UnsafeCell<MaybeUninit<R>>]>);
+/// Each slot has its own cache lines, so participants writing their results
+/// never contend (a zero-sized result still takes no memory: a zero-sized
+/// type stays zero-sized at any alignment).
+struct Results<R>(Box<[ResultSlot<R>]>);
+
+#[repr(align(128))]
+struct ResultSlot<R>(UnsafeCell<MaybeUninit<R>>);
 // SAFETY: participant `i` writes only slot `i`, and the master reads them all
 // only after the region latch (Acquire) has seen every write.
 unsafe impl<R: Send> Sync for Results<R> {}
@@ -210,7 +216,9 @@ impl Registry {
         // share, its wait loop) never invalidates a line the workers read.
         let job = Job {
             f,
-            results: Results::<R>((0..n).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect()),
+            results: Results::<R>(
+                (0..n).map(|_| ResultSlot(UnsafeCell::new(MaybeUninit::uninit()))).collect(),
+            ),
         };
         let master_last = self.dispatch.master_last();
         let region = Region {
@@ -264,7 +272,7 @@ impl Registry {
                 if !panicked.shares.contains(&i) {
                     // SAFETY: share `i` returned, so its slot was written; it
                     // is dropped once, here.
-                    unsafe { (*slot.get()).assume_init_drop() };
+                    unsafe { (*slot.0.get()).assume_init_drop() };
                 }
             }
             panic::resume_unwind(p);
@@ -280,7 +288,7 @@ impl Registry {
             .into_vec()
             .into_iter()
             // SAFETY: no share panicked, so every slot was written.
-            .map(|c| unsafe { c.into_inner().assume_init() })
+            .map(|c| unsafe { c.0.into_inner().assume_init() })
             .collect();
         (out, timing)
     }
