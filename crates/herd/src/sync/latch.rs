@@ -2,7 +2,7 @@
 //!
 //! * [`SetLatch`] — set once by whoever ran a stolen `join` branch; the owner of
 //!   the `join` waits on it (stealing other work meanwhile).
-//! * [`CountLatch`] — counts outstanding participants of a region or jobs of a
+//! * [`CountLatch`] — counts the outstanding jobs of a
 //!   scope; the one who brings it to zero wakes the waiter.
 //! * [`LockLatch`] — for threads outside the pool that hand work to it and block.
 //!
