@@ -10,13 +10,8 @@ fn pool(n: usize, dispatch: Dispatch) -> Pool {
     Pool::builder().num_threads(n).dispatch(dispatch).build().expect("pool")
 }
 
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = herd::join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
+mod common;
+use common::fib;
 
 #[test]
 fn broadcast_runs_every_index_once_under_each_strategy() {

@@ -3,13 +3,8 @@
 
 use herd::Pool;
 
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = herd::join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
+mod common;
+use common::fib;
 
 #[test]
 fn pool_writes_perfetto_trace() {
