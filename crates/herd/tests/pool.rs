@@ -62,9 +62,9 @@ fn million_spawned_tasks_each_run_once() {
         for chunk in 0..1000 {
             let hits = &hits;
             s.spawn(move |s| {
-                for i in chunk * 1000..(chunk + 1) * 1000 {
+                for hit in &hits[chunk * 1000..(chunk + 1) * 1000] {
                     s.spawn(move |_| {
-                        hits[i].fetch_add(1, Ordering::Relaxed);
+                        hit.fetch_add(1, Ordering::Relaxed);
                     });
                 }
             });

@@ -369,7 +369,7 @@ impl Registry {
                 return;
             }
             if let Some(s) = slot {
-                if spins % STEAL_EVERY == 0 {
+                if spins.is_multiple_of(STEAL_EVERY) {
                     if let Some(job) = self.find_work(s) {
                         self.run_job(s, job);
                         spin_started = None;
@@ -385,7 +385,7 @@ impl Registry {
                     continue;
                 }
                 Some(limit) if !limit.is_zero() => {
-                    if spins % CLOCK_EVERY != 0 {
+                    if !spins.is_multiple_of(CLOCK_EVERY) {
                         std::hint::spin_loop();
                         continue;
                     }
