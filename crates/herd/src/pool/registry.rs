@@ -364,13 +364,20 @@ impl Registry {
         // Start past a steal point: a region's master and a worker that has
         // just acknowledged its share check their condition first.
         let mut spins: u32 = 1;
+        // A pusher woke us for work that we have not taken (see
+        // `Sleepers::retract`): pass the wake on if we leave.
+        let mut owe_wake = false;
         loop {
             if done(false) {
+                if owe_wake {
+                    self.notify_work();
+                }
                 return;
             }
             if let Some(s) = slot {
                 if spins.is_multiple_of(STEAL_EVERY) {
                     if let Some(job) = self.find_work(s) {
+                        owe_wake = false;
                         self.run_job(s, job);
                         spin_started = None;
                         spins = 1;
@@ -412,7 +419,9 @@ impl Registry {
                 }
             }
             if let Some(s) = slot {
-                self.sleepers.retract(s);
+                if !self.sleepers.retract(s) {
+                    owe_wake = true;
+                }
             }
             spin_started = None;
             spins = 0;

@@ -41,10 +41,17 @@ impl Sleepers {
         self.count.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// Sleeper: withdraw the announcement (after waking, or when the re-check found work).
-    pub(crate) fn retract(&self, slot: usize) {
+    /// Sleeper: withdraw the announcement (after waking, or when the re-check
+    /// found work). Returns `false` when a pusher had already claimed it: the
+    /// sleeper was woken *for work*, and if it leaves its wait without taking
+    /// any it must pass the wake on ([`Sleepers::notify_one`]), or the work
+    /// could sit unseen while every other participant sleeps.
+    pub(crate) fn retract(&self, slot: usize) -> bool {
         if self.flags[slot].swap(false, Ordering::SeqCst) {
             self.count.fetch_sub(1, Ordering::SeqCst);
+            true
+        } else {
+            false
         }
     }
 
