@@ -54,23 +54,21 @@ type Body<'a> = dyn Fn(usize, Range<usize>) + Sync + 'a;
 impl Registry {
     /// Runs `body(participant, chunk)` over `range` split by `schedule`.
     /// The caller occupies a slot of this registry.
-    pub(crate) fn run_loop(&self, range: Range<usize>, schedule: Schedule, body: &Body<'_>) -> usize {
+    pub(crate) fn run_loop(&self, range: Range<usize>, schedule: Schedule, body: &Body<'_>) {
         let len = range.end.saturating_sub(range.start);
         if len == 0 {
-            return 1;
+            return;
         }
         let n = self.num_threads();
-        let (reg, _) = current();
-        let can_start_region =
-            std::ptr::eq(reg, self) && self.is_master() && !self.region_active.load(Ordering::Relaxed);
+        let can_start_region = self.is_master() && !self.region_active.load(Ordering::Relaxed);
         if n == 1 {
             body(0, range);
-            return 1;
+            return;
         }
         if !can_start_region {
             let grain = (len / (n * 8)).max(1);
             split_with_join(range, grain, body);
-            return 1;
+            return;
         }
         let lo = range.start;
         match schedule {
@@ -155,7 +153,6 @@ impl Registry {
                 self.broadcast(|ctx| adaptive_share(&blocks, ctx.index(), piece, lo, body), false);
             }
         }
-        n
     }
 }
 

@@ -215,28 +215,17 @@ impl Registry {
         if std::ptr::eq(cur, &**self) {
             return f();
         }
-        match self.master_lock.try_lock() {
-            Ok(guard) => {
-                let r = self.as_master(f);
-                drop(guard);
-                r
-            }
-            Err(TryLockError::Poisoned(p)) => {
-                let guard = p.into_inner();
-                let r = self.as_master(f);
-                drop(guard);
-                r
-            }
+        let guard = match self.master_lock.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) if self.dispatch.persistent() && self.num_threads() > 1 => {
-                self.inject_and_wait(f)
+                return self.inject_and_wait(f);
             }
-            Err(TryLockError::WouldBlock) => {
-                let guard = self.master_lock.lock().unwrap_or_else(|e| e.into_inner());
-                let r = self.as_master(f);
-                drop(guard);
-                r
-            }
-        }
+            Err(TryLockError::WouldBlock) => self.master_lock.lock().unwrap_or_else(|e| e.into_inner()),
+        };
+        let r = self.as_master(f);
+        drop(guard);
+        r
     }
 
     /// Like [`Registry::enter`] for closures that need not be `Send`: a thread

@@ -182,7 +182,8 @@ struct Results<R>(Box<[ResultSlot<R>]>);
 #[repr(align(128))]
 struct ResultSlot<R>(UnsafeCell<MaybeUninit<R>>);
 // SAFETY: participant `i` writes only slot `i`, and the master reads them all
-// only after the region latch (Acquire) has seen every write.
+// only after every port's acknowledgement (a `SeqCst` swap, read with
+// `Acquire`) has shown that all shares returned.
 unsafe impl<R: Send> Sync for Results<R> {}
 
 impl Registry {
@@ -240,22 +241,22 @@ impl Registry {
             Dispatch::Pwaml => {
                 let number = self.next_post();
                 for &w in &self.placement.wake_order {
-                    self.slots[w].port.post(number, &region);
+                    self.slots[w].post(number, &region);
                 }
                 Region::run_share(&region, 0);
                 self.wait_until(Some(0), self.region_waiter(), |last| {
-                    self.placement.wake_order.iter().all(|&w| self.slots[w].port.acked(number, last))
+                    self.placement.wake_order.iter().all(|&w| self.slots[w].acked(number, last))
                 });
             }
             Dispatch::Pw | Dispatch::Pwa => {
                 let number = self.next_post();
                 self.proxy.post(number, &region);
                 for w in 1..n {
-                    self.slots[w].port.post(number, &region);
+                    self.slots[w].post(number, &region);
                 }
                 // The master only waits, asleep, as in the paper's PW.
                 self.wait_with(None, self.region_waiter(), Some(Duration::ZERO), |last| {
-                    self.proxy.acked(number, last) && (1..n).all(|w| self.slots[w].port.acked(number, last))
+                    self.proxy.acked(number, last) && (1..n).all(|w| self.slots[w].acked(number, last))
                 });
             }
             Dispatch::Lj | Dispatch::Lja | Dispatch::Ljaml => {

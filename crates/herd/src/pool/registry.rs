@@ -123,14 +123,6 @@ impl Port {
     }
 }
 
-/// Per-participant state.
-pub(crate) struct Slot {
-    pub(crate) port: CachePadded<Port>,
-    /// Counters: jobs run, successful steals.
-    pub(crate) jobs_run: AtomicU64,
-    pub(crate) steals: AtomicU64,
-}
-
 /// Shared state of a pool; see the module documentation.
 pub(crate) struct Registry {
     pub(crate) id: usize,
@@ -140,7 +132,8 @@ pub(crate) struct Registry {
     /// `None`: never sleep; `Some(d)`: spin for `d`, then sleep.
     spin: Option<Duration>,
     pub(crate) sched: WorkStealing,
-    pub(crate) slots: Box<[Slot]>,
+    /// One port per participant slot (slot 0's parker is the master's).
+    pub(crate) slots: Box<[CachePadded<Port>]>,
     /// The proxy that runs share 0 under PW/PWA.
     pub(crate) proxy: CachePadded<Port>,
     /// The master sleeps here while it only waits (non-master-last dispatch).
@@ -223,13 +216,7 @@ impl Registry {
             dispatch,
             spin,
             sched: WorkStealing::new(victims),
-            slots: (0..n)
-                .map(|_| Slot {
-                    port: CachePadded::new(Port::default()),
-                    jobs_run: AtomicU64::new(0),
-                    steals: AtomicU64::new(0),
-                })
-                .collect(),
+            slots: (0..n).map(|_| CachePadded::new(Port::default())).collect(),
             proxy: CachePadded::new(Port::default()),
             master_parker: CachePadded::new(Parker::new()),
             master_lock: CachePadded::new(Mutex::new(())),
@@ -265,7 +252,7 @@ impl Registry {
     /// The parker the occupant of `slot` sleeps on.
     #[inline]
     pub(crate) fn parker(&self, slot: usize) -> &Parker {
-        &self.slots[slot].port.parker
+        &self.slots[slot].parker
     }
 
     /// Binds the calling thread to participant `i`'s place, if binding is on.
@@ -316,7 +303,6 @@ impl Registry {
         if trace::enabled() {
             trace::end(trace::Kind::Task, slot as u64);
         }
-        self.slots[slot].jobs_run.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Finds a job for `slot`: its own newest, else a stolen one.
@@ -327,7 +313,6 @@ impl Registry {
             return Some(job);
         }
         let job = self.sched.steal(slot)?;
-        self.slots[slot].steals.fetch_add(1, Ordering::Relaxed);
         if trace::enabled() {
             trace::instant(trace::Kind::Steal, slot as u64);
         }
@@ -441,7 +426,7 @@ impl Registry {
     /// `None` for the proxy of non-master-last dispatch (which runs share 0).
     pub(crate) fn worker_main(self: Arc<Registry>, slot: Option<usize>) {
         let (port, share) = match slot {
-            Some(s) => (&*self.slots[s].port, s),
+            Some(s) => (&*self.slots[s], s),
             None => (&*self.proxy, 0),
         };
         self.bind_participant(share);
@@ -487,7 +472,7 @@ impl Registry {
         // persistent thread is idle or about to be: tell each to leave.
         let number = self.next_post();
         for slot in self.slots.iter().skip(1) {
-            slot.port.post_address(number, TERMINATE);
+            slot.post_address(number, TERMINATE);
         }
         self.proxy.post_address(number, TERMINATE);
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
