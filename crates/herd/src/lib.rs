@@ -27,6 +27,7 @@ mod error;
 pub mod measure;
 pub mod placement;
 mod pool;
+pub mod rt;
 mod sched;
 mod sync;
 pub mod topology;

@@ -144,6 +144,10 @@ pub struct Config {
     pub topology: Option<String>,
     /// `HERD_TRACE`: where to write a Chrome trace-event JSON file.
     pub trace: Option<PathBuf>,
+    /// Stack size of each persistent worker, in bytes (no `HERD_*` twin;
+    /// set by the builder or by an embedding runtime, e.g. from
+    /// `OMP_STACKSIZE`). `None`: the Rust default (2 MiB).
+    pub stack_size: Option<usize>,
 }
 
 impl Config {

@@ -9,6 +9,9 @@ use crate::{trace, Error, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The smallest worker stack accepted (64 KiB).
+const MIN_STACK: usize = 64 << 10;
+
 /// Builds a [`Pool`]. Every setting has an environment-variable twin; see
 /// [`Config`].
 #[derive(Clone, Debug, Default)]
@@ -16,6 +19,7 @@ pub struct PoolBuilder {
     config: Config,
     places: Option<String>,
     topology: Option<Topology>,
+    keep_master_binding: bool,
 }
 
 impl PoolBuilder {
@@ -42,7 +46,7 @@ impl PoolBuilder {
 
     /// Starts from an explicit configuration.
     pub fn from_config(config: Config) -> PoolBuilder {
-        PoolBuilder { config, places: None, topology: None }
+        PoolBuilder { config, places: None, topology: None, keep_master_binding: false }
     }
 
     /// The configuration so far.
@@ -99,6 +103,21 @@ impl PoolBuilder {
         self
     }
 
+    /// Stack size of each persistent worker, in bytes.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.config.stack_size = Some(bytes);
+        self
+    }
+
+    /// Leave the binding of a thread that enters the pool as its master
+    /// alone (by default it is bound to the master's place, or released to
+    /// every PU when the pool is unbound). For pools whose master is a
+    /// worker of another pool (nested teams), whose binding must stay.
+    pub fn keep_master_binding(mut self) -> Self {
+        self.keep_master_binding = true;
+        self
+    }
+
     /// Record a Chrome trace-event file (`HERD_TRACE`).
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
         self.config.trace = Some(path.into());
@@ -108,12 +127,21 @@ impl PoolBuilder {
     /// Builds the pool: reads the topology, plans the placement, starts the
     /// persistent workers.
     pub fn build(self) -> Result<Pool> {
-        let PoolBuilder { mut config, places, topology } = self;
+        let PoolBuilder { mut config, places, topology, keep_master_binding } = self;
         if let Some(spec) = places {
             config.places = Some(PlacesSpec::parse("places", &spec)?);
         }
         if config.num_threads == Some(0) {
             return Err(Error::invalid("num_threads", "0", "a positive integer"));
+        }
+        if let Some(s) = config.stack_size {
+            if s < MIN_STACK {
+                return Err(Error::invalid(
+                    "stack_size",
+                    &s.to_string(),
+                    format!("a size of at least {MIN_STACK} bytes"),
+                ));
+            }
         }
         let topology = match (topology, &config.topology) {
             (Some(t), _) => t,
@@ -140,8 +168,9 @@ impl PoolBuilder {
         if let Some(path) = &config.trace {
             trace::start(path.clone());
         }
-        let registry =
-            Arc::new(Registry::new(topology, placement, dispatch, config.wait.unwrap_or_default()));
+        let mut registry = Registry::new(topology, placement, dispatch, config.wait.unwrap_or_default());
+        registry.keep_master_binding = keep_master_binding;
+        let registry = Arc::new(registry);
         let pool = Pool { registry: registry.clone() };
         if dispatch.persistent() {
             let n = registry.num_threads();
@@ -155,7 +184,11 @@ impl PoolBuilder {
                     Some(i) => format!("herd-worker-{i}"),
                     None => "herd-proxy-0".to_string(),
                 };
-                let handle = std::thread::Builder::new().name(name).spawn(move || reg.worker_main(slot))?;
+                let mut builder = std::thread::Builder::new().name(name);
+                if let Some(bytes) = config.stack_size {
+                    builder = builder.stack_size(bytes);
+                }
+                let handle = builder.spawn(move || reg.worker_main(slot))?;
                 registry.threads.lock().unwrap_or_else(|e| e.into_inner()).push(handle);
             }
         }

@@ -16,6 +16,8 @@ pub struct WorkerInfo {
     pub pu: u32,
     /// OS indices of every PU of its place.
     pub place: Vec<u32>,
+    /// Index of its place in [`PoolInfo::places`].
+    pub place_index: usize,
     /// Distance from the master's PU.
     pub distance: Distance,
     /// Position in the master's wake order (`None` for the master).
@@ -36,6 +38,8 @@ pub struct PoolInfo {
     pub tree: Node,
     /// Participants per region.
     pub num_threads: usize,
+    /// The place list (OS PU indices of each place), as OpenMP numbers places.
+    pub places: Vec<Vec<u32>>,
     /// OS index of the master's PU.
     pub master_pu: u32,
     /// Every participant, master first.
@@ -67,6 +71,7 @@ impl PoolInfo {
                 index: i,
                 pu: os(pl.pu_of(i)),
                 place: pl.pus_of(i).iter().map(|&p| os(p)).collect(),
+                place_index: pl.place_of[i],
                 distance: pl.distance_from_master[i],
                 wake_rank: pl.wake_order.iter().position(|&w| w == i),
             })
@@ -77,6 +82,7 @@ impl PoolInfo {
             cache_sizes: [topo.cache_size(1), topo.cache_size(2), topo.cache_size(3)],
             tree: topo.tree().clone(),
             num_threads: pl.num_threads,
+            places: pl.places.iter().map(|p| p.pus.iter().map(|&i| os(i)).collect()).collect(),
             master_pu: os(pl.master_pu()),
             workers,
             wake_order: pl.wake_order.clone(),

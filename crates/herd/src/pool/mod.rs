@@ -23,7 +23,8 @@ pub use scope::{scope, Scope};
 
 use crate::sched::StackJob;
 use crate::sync::LockLatch;
-use registry::{current, Occupancy, Registry};
+use registry::{current, Occupancy};
+pub(crate) use registry::{current as current_registry, Registry};
 use std::ops::Range;
 use std::sync::{Arc, OnceLock, TryLockError};
 
@@ -51,6 +52,10 @@ impl Pool {
     /// Participants per region, master included.
     pub fn num_threads(&self) -> usize {
         self.registry.num_threads()
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
     }
 
     /// What this pool decided: topology, places, worker→PU map, wake order.

@@ -196,9 +196,38 @@ impl Registry {
         F: Fn(BroadcastContext) -> R + Sync,
         R: Send,
     {
-        if !self.is_master() || self.region_active.swap(true, Ordering::Acquire) {
+        self.broadcast_n(self.num_threads(), f, timed, &|_| true)
+    }
+
+    /// [`Registry::broadcast`] with the first `n` participants only
+    /// (`1 <= n <= num_threads`); the others take no part and, for the
+    /// region's duration, take none of its jobs. After every share has been
+    /// acknowledged the master also waits (running jobs) until `drain(_)`
+    /// holds — for jobs the shares left behind; same contract as
+    /// [`Registry::wait_until`]'s condition.
+    pub(crate) fn broadcast_n<F, R>(
+        &self,
+        n: usize,
+        f: F,
+        timed: bool,
+        drain: &dyn Fn(bool) -> bool,
+    ) -> (Vec<R>, Option<RegionTiming>)
+    where
+        F: Fn(BroadcastContext) -> R + Sync,
+        R: Send,
+    {
+        debug_assert!(n >= 1 && n <= self.num_threads());
+        if n <= 1 || !self.is_master() || self.region_active.swap(true, Ordering::Acquire) {
             let start = Instant::now();
             let r = f(BroadcastContext { index: 0, num_threads: 1 });
+            if !drain(false) {
+                let (reg, slot) = super::registry::current();
+                if std::ptr::eq(reg, self) {
+                    self.wait_until(Some(slot), self.parker(slot), drain);
+                } else {
+                    crate::rt::wait_until(drain);
+                }
+            }
             let t = start.elapsed();
             let timing = timed.then(|| RegionTiming { fpt: t, pct: vec![t] });
             return (vec![r], timing);
@@ -210,8 +239,14 @@ impl Registry {
             }
         }
         let _active = Active(self);
+        struct Team<'a>(&'a Registry, usize);
+        impl Drop for Team<'_> {
+            fn drop(&mut self) {
+                self.0.set_team(self.1);
+            }
+        }
+        let _team = (n < self.num_threads()).then(|| Team(self, self.set_team(n)));
 
-        let n = self.num_threads();
         // What the shares read — the closure and the result slots — sits alone
         // on its cache lines, so that the master's own stack traffic (its
         // share, its wait loop) never invalidates a line the workers read.
@@ -240,12 +275,15 @@ impl Registry {
         match self.dispatch {
             Dispatch::Pwaml => {
                 let number = self.next_post();
-                for &w in &self.placement.wake_order {
-                    self.slots[w].post(number, &region);
+                let order = &self.placement.wake_order;
+                for &w in order {
+                    if w < n {
+                        self.slots[w].post(number, &region);
+                    }
                 }
                 Region::run_share(&region, 0);
                 self.wait_until(Some(0), self.region_waiter(), |last| {
-                    self.placement.wake_order.iter().all(|&w| self.slots[w].acked(number, last))
+                    order.iter().all(|&w| w >= n || self.slots[w].acked(number, last)) && drain(last)
                 });
             }
             Dispatch::Pw | Dispatch::Pwa => {
@@ -262,6 +300,9 @@ impl Registry {
             Dispatch::Lj | Dispatch::Lja | Dispatch::Ljaml => {
                 self.launch_and_join(&region, master_last);
             }
+        }
+        if !drain(false) && !matches!(self.dispatch, Dispatch::Pwaml) {
+            self.wait_until(Some(0), self.parker(0), drain);
         }
         let fpt = start.map(|s| s.elapsed()).unwrap_or_default();
         if trace::enabled() {
@@ -297,8 +338,11 @@ impl Registry {
     /// Launch and join: one fresh thread per share not run by the master.
     fn launch_and_join(&self, region: &Region, master_last: bool) {
         let n = region.share.size;
-        let order: Vec<usize> =
-            if master_last { self.placement.wake_order.clone() } else { (0..n).collect() };
+        let order: Vec<usize> = if master_last {
+            self.placement.wake_order.iter().copied().filter(|&w| w < n).collect()
+        } else {
+            (0..n).collect()
+        };
         let region_addr = region as *const Region as usize;
         std::thread::scope(|s| {
             for &i in &order {

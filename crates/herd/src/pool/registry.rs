@@ -147,6 +147,13 @@ pub(crate) struct Registry {
     /// region; see [`Port`].
     posts: CachePadded<AtomicU64>,
     sleepers: Sleepers,
+    /// Participants allowed to take jobs: slots `0..team`. A region of fewer
+    /// participants than the pool (`rt::broadcast_n`) lowers it for its
+    /// duration, so that workers outside the region neither steal its jobs
+    /// nor are woken for them.
+    team: AtomicUsize,
+    /// Entering as master leaves the thread's binding alone.
+    pub(crate) keep_master_binding: bool,
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -223,6 +230,8 @@ impl Registry {
             region_active: CachePadded::new(AtomicBool::new(false)),
             posts: CachePadded::new(AtomicU64::new(1)),
             sleepers: Sleepers::new(n),
+            team: AtomicUsize::new(n),
+            keep_master_binding: false,
             threads: Mutex::new(Vec::new()),
             placement,
         }
@@ -268,6 +277,9 @@ impl Registry {
     /// Entering an unbound pool after a bound one releases the thread to all
     /// usable PUs again, so that one pool's pinning does not leak into another.
     pub(crate) fn bind_master_once(&self) {
+        if self.keep_master_binding {
+            return;
+        }
         let previous = MASTER_BOUND.with(|b| b.get());
         if self.placement.bound {
             if previous != self.id {
@@ -286,7 +298,8 @@ impl Registry {
     /// Makes work visible to sleeping participants: call after pushing.
     #[inline]
     pub(crate) fn notify_work(&self) {
-        if self.sleepers.notify_one(|slot| self.parker(slot)).is_some() && trace::enabled() {
+        let team = self.team.load(Ordering::Relaxed);
+        if self.sleepers.notify_one(team, |slot| self.parker(slot)).is_some() && trace::enabled() {
             trace::instant(trace::Kind::Wake, 0);
         }
     }
@@ -311,6 +324,9 @@ impl Registry {
         // SAFETY: the caller occupies `slot`.
         if let Some(job) = unsafe { self.sched.pop(slot) } {
             return Some(job);
+        }
+        if slot >= self.team.load(Ordering::Relaxed) {
+            return None;
         }
         let job = self.sched.steal(slot)?;
         if trace::enabled() {
@@ -393,7 +409,8 @@ impl Registry {
             if let Some(s) = slot {
                 self.sleepers.announce(s);
             }
-            let wake_now = done(false) || (slot.is_some() && self.sched.has_work());
+            let wake_now = done(false)
+                || (slot.is_some_and(|s| s < self.team.load(Ordering::Relaxed)) && self.sched.has_work());
             if !wake_now {
                 if trace::enabled() {
                     trace::begin(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
@@ -411,6 +428,12 @@ impl Registry {
             spin_started = None;
             spins = 0;
         }
+    }
+
+    /// Limits job taking to slots `0..n` (see the `team` field); returns the
+    /// previous limit. Called by the master around a smaller region.
+    pub(crate) fn set_team(&self, n: usize) -> usize {
+        self.team.swap(n, Ordering::Relaxed)
     }
 
     /// Starts a new post (once per region, by the master): its number.

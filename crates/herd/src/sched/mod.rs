@@ -42,6 +42,8 @@ pub(crate) trait Scheduler: Sync {
     unsafe fn pop(&self, slot: usize) -> Option<JobRef>;
     /// True when `slot`'s own queue holds nothing. Caller occupies `slot`.
     unsafe fn local_is_empty(&self, slot: usize) -> bool;
+    /// Jobs in `slot`'s own queue. Caller occupies `slot`.
+    unsafe fn local_len(&self, slot: usize) -> usize;
     /// Takes work from elsewhere (other slots, the injector) for `slot`.
     fn steal(&self, slot: usize) -> Option<JobRef>;
     /// Queues a job from outside the pool.
@@ -89,6 +91,12 @@ impl Scheduler for WorkStealing {
     unsafe fn local_is_empty(&self, slot: usize) -> bool {
         // SAFETY: forwarded.
         unsafe { self.local(slot).is_empty() }
+    }
+
+    #[inline]
+    unsafe fn local_len(&self, slot: usize) -> usize {
+        // SAFETY: forwarded.
+        unsafe { self.local(slot).len() }
     }
 
     fn steal(&self, slot: usize) -> Option<JobRef> {

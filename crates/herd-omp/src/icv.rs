@@ -1,0 +1,116 @@
+//! Internal control variables (OpenMP 4.5 §2.3): the per-task data
+//! environment ([`Icv`], copied into every task) and the process-wide ones
+//! ([`Global`], read once from the environment).
+
+/// `omp_sched_t` kinds, with gcc's encoding (`GFS_*` in libgomp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum SchedKind {
+    Static = 1,
+    Dynamic = 2,
+    Guided = 3,
+    Auto = 4,
+}
+
+/// The `omp_sched_monotonic` modifier bit of `omp_sched_t` and of gcc's
+/// `GOMP_loop_start` schedule argument.
+pub(crate) const MONOTONIC: u32 = 0x8000_0000;
+
+impl SchedKind {
+    /// Decodes `omp_sched_t` / gcc's schedule number (modifier bit removed).
+    pub(crate) fn from_raw(v: u32) -> Option<SchedKind> {
+        match v & !MONOTONIC {
+            1 => Some(SchedKind::Static),
+            2 => Some(SchedKind::Dynamic),
+            3 => Some(SchedKind::Guided),
+            4 => Some(SchedKind::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// A run-time schedule (`run-sched-var`, `def-sched-var`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sched {
+    pub kind: SchedKind,
+    /// 0: the kind's default chunk.
+    pub chunk: i64,
+    pub monotonic: bool,
+}
+
+/// `proc_bind` values with gcc's encoding (`omp_proc_bind_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum ProcBind {
+    False = 0,
+    True = 1,
+    Primary = 2,
+    Close = 3,
+    Spread = 4,
+}
+
+impl ProcBind {
+    pub(crate) fn from_raw(v: u32) -> Option<ProcBind> {
+        match v {
+            0 => Some(ProcBind::False),
+            1 => Some(ProcBind::True),
+            2 => Some(ProcBind::Primary),
+            3 => Some(ProcBind::Close),
+            4 => Some(ProcBind::Spread),
+            _ => None,
+        }
+    }
+}
+
+/// The ICVs of one task's data environment.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Icv {
+    /// `nthreads-var` (for regions this task encounters).
+    pub nthreads: u32,
+    /// `dyn-var`.
+    pub dynamic: bool,
+    /// `run-sched-var`.
+    pub run_sched: Sched,
+    /// `bind-var` (for regions this task encounters).
+    pub bind: ProcBind,
+    /// `max-active-levels-var`.
+    pub max_active_levels: u32,
+    /// `thread-limit-var`.
+    pub thread_limit: u32,
+    /// `default-device-var`.
+    pub default_device: i32,
+}
+
+/// Process-wide settings, read once.
+#[derive(Clone, Debug)]
+pub(crate) struct Global {
+    /// The initial task's ICVs.
+    pub initial: Icv,
+    /// `OMP_NUM_THREADS` per nesting level (entry `i` applies to the tasks of
+    /// level `i`; the last one holds beyond).
+    pub nthreads_list: Vec<u32>,
+    /// `OMP_PROC_BIND` per nesting level.
+    pub bind_list: Vec<ProcBind>,
+    /// `cancel-var`.
+    pub cancellation: bool,
+    /// `max-task-priority-var`.
+    pub max_task_priority: i32,
+    /// Worker stack size (`OMP_STACKSIZE`), bytes.
+    pub stacksize: Option<usize>,
+}
+
+/// The most levels of active parallelism herd supports.
+pub(crate) const SUPPORTED_ACTIVE_LEVELS: u32 = 255;
+
+impl Global {
+    /// `nthreads-var` of an implicit task at nesting `level` (≥ 1), given its
+    /// parent's value.
+    pub(crate) fn nthreads_at(&self, level: u32, inherited: u32) -> u32 {
+        self.nthreads_list.get(level as usize).copied().unwrap_or(inherited)
+    }
+
+    /// `bind-var` of an implicit task at nesting `level`.
+    pub(crate) fn bind_at(&self, level: u32, inherited: ProcBind) -> ProcBind {
+        self.bind_list.get(level as usize).copied().unwrap_or(inherited)
+    }
+}

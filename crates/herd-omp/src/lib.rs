@@ -1,0 +1,42 @@
+//! # herd-omp — the libgomp ABI on herd
+//!
+//! Programs compiled with `gcc -fopenmp` call libgomp's `GOMP_*` and `omp_*`
+//! entry points. This crate provides them on herd's pool and scheduler, so an
+//! unmodified program runs on herd when `libherd_omp.so` is preloaded (`herd
+//! run`) or stands in for `libgomp.so.1` (`LD_LIBRARY_PATH=target/release/gomp`).
+//!
+//! Layers: [`icv`] and `settings` (internal control variables from the
+//! environment), `runtime` (the pools teams run on), `team` (a region's
+//! threads, barrier, worksharing ring), `parallel` (forming teams), `ws`
+//! (loops, sections, single), `task` (tasks, dependences, taskgroups,
+//! taskloop), `sync` (critical, atomic, locks), and the C entry points in
+//! `abi` (`GOMP_*`) and `api` (`omp_*`).
+
+mod abi;
+mod api;
+mod display;
+pub mod env;
+mod icv;
+mod parallel;
+mod runtime;
+mod settings;
+mod sync;
+mod task;
+mod team;
+mod thread;
+mod unsupported;
+mod ws;
+
+/// Reads the environment when the library is loaded, as libgomp does, so
+/// that an invalid `OMP_*`/`HERD_*` value is reported before the program runs
+/// and `OMP_DISPLAY_ENV` prints at start-up.
+extern "C" fn init() {
+    let rt = runtime::runtime();
+    if let Some(verbose) = settings::display_requested(&rt.omp, &rt.herd) {
+        display::print(verbose);
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+static INIT: extern "C" fn() = init;

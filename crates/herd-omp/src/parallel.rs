@@ -1,0 +1,169 @@
+//! Parallel regions: choosing the team size (OpenMP 4.5 §2.5.1), forming the
+//! team on a herd pool, and running every member's implicit task.
+//!
+//! A region runs as one `herd::rt::broadcast_n` of its team size: member `i`
+//! is pool participant `i`. Each member points its thread state at the team
+//! and at its implicit task, runs the outlined body, and restores its state;
+//! there is no barrier at the end: the master, after every member has
+//! returned, waits (running tasks) until the team has no outstanding task —
+//! the end-of-region barrier's only remaining duty. Regions of one thread
+//! (serialized: `if(0)`, `num_threads(1)`, beyond `max-active-levels`) run on
+//! the encountering thread with a team of one.
+
+use crate::icv::{Icv, ProcBind};
+use crate::runtime::{self, Root};
+use crate::task::{self, Task};
+use crate::team::Team;
+use crate::thread::{self, ThreadState};
+use crate::ws::{self, LoopParams};
+use std::cell::Cell;
+use std::ffi::c_void;
+
+/// gcc's outlined region body.
+pub(crate) type RegionFn = unsafe extern "C" fn(*mut c_void);
+
+/// Team size for a region requesting `requested` threads (0: not given)
+/// from a task with ICVs `icv`, at `active_levels` enclosing active regions.
+pub(crate) fn team_size(requested: u32, if_clause: bool, icv: &Icv, active_levels: u32) -> usize {
+    if !if_clause || active_levels >= icv.max_active_levels {
+        return 1;
+    }
+    let n = if requested > 0 { requested } else { icv.nthreads };
+    n.min(icv.thread_limit).max(1) as usize
+}
+
+/// Runs a parallel region; `first`: a combined construct's loop or sections,
+/// set up before the members start.
+pub(crate) fn parallel(
+    f: RegionFn,
+    data: *mut c_void,
+    requested: u32,
+    flags: u32,
+    first: Option<LoopParams>,
+) {
+    thread::with(|ts| {
+        let parent = task::current(ts);
+        let icv = parent.icv.get();
+        let outer = ts.team();
+        let (level, active) = outer.map_or((0, 0), |t| (t.level.get(), t.active_level.get()));
+        let n = team_size(requested, true, &icv, active);
+        let bind = ProcBind::from_raw(flags & 7).filter(|b| *b != ProcBind::False).unwrap_or(icv.bind);
+        let g = runtime::global();
+        let mut child = icv;
+        child.nthreads = g.nthreads_at(level + 1, icv.nthreads);
+        child.bind = g.bind_at(level + 1, icv.bind);
+        let spec = Spec { f, data, first, child, level: level + 1, bind };
+        if n == 1 {
+            run_serialized(ts, &spec, active);
+            return;
+        }
+        let root = if outer.is_none() && herd::current_thread_index().is_none() {
+            runtime::root(n)
+        } else {
+            runtime::nested_root(n)
+        };
+        run_team(ts, root, n, &spec, active + 1);
+    })
+}
+
+/// What every member needs to start.
+struct Spec {
+    f: RegionFn,
+    data: *mut c_void,
+    first: Option<LoopParams>,
+    child: Icv,
+    level: u32,
+    bind: ProcBind,
+}
+
+// SAFETY: `data` is gcc's argument block, shared by design among the members.
+unsafe impl Sync for Spec {}
+
+fn setup(team: &Team, ts: &ThreadState, spec: &Spec, active: u32) {
+    team.level.set(spec.level);
+    team.active_level.set(active);
+    team.parent.set(ts.team.get());
+    team.parent_num.set(ts.num.get());
+    team.bind.set(spec.bind);
+    if let Some(p) = spec.first {
+        ws::prepare_first(team, p);
+    }
+}
+
+fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, active: u32) {
+    herd::rt::enter(&root.pool, || {
+        // SAFETY: we hold the pool's master role.
+        let team = unsafe { root.team(n) };
+        setup(team, ts, spec, active);
+        let (ws_end, epoch_end) = (Cell::new(0), Cell::new(0));
+        let ends = EndCells(&ws_end, &epoch_end);
+        herd::rt::broadcast_n(
+            &root.pool,
+            n,
+            |ctx| {
+                let i = ctx.index();
+                thread::with(|mts| {
+                    let end = member(team, mts, i, spec);
+                    if i == 0 {
+                        ends.set(end);
+                    }
+                })
+            },
+            &|last| team.all_drained(last),
+        );
+        team.ws_base.set(ws_end.get());
+        team.epoch_base.set(epoch_end.get());
+    });
+}
+
+/// The master's end-of-region numbering, written only by member 0.
+struct EndCells<'a>(&'a Cell<u64>, &'a Cell<u32>);
+
+impl EndCells<'_> {
+    fn set(&self, (ws, epoch): (u64, u32)) {
+        self.0.set(ws);
+        self.1.set(epoch);
+    }
+}
+// SAFETY: only member 0 (the master, the thread that owns the cells) writes them.
+unsafe impl Sync for EndCells<'_> {}
+
+/// Member `i`'s implicit task; returns its final worksharing and barrier numbers.
+fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
+    let saved = ts.save();
+    let task: &Task = &team.implicit[i];
+    task.reset_implicit(team, i, spec.child, team.epoch_base.get());
+    ts.team.set(team);
+    ts.num.set(i as u32);
+    ts.task.set(task);
+    ts.ws_next.set(team.ws_base.get());
+    ts.epoch.set(team.epoch_base.get());
+    ts.ordered_chunk.set(None);
+    if spec.first.is_some() {
+        ws::enter_prepared(ts);
+    }
+    // SAFETY: gcc's outlined body with its argument block.
+    unsafe { (spec.f)(spec.data) };
+    let end = (ts.ws_next.get(), ts.epoch.get());
+    ts.restore(saved);
+    end
+}
+
+thread_local! {
+    /// Teams of one for serialized regions, by nesting level.
+    static SERIAL: std::cell::RefCell<Vec<&'static Team>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn run_serialized(ts: &ThreadState, spec: &Spec, active: u32) {
+    let level = spec.level as usize;
+    let team: &'static Team = SERIAL.with(|s| {
+        let mut s = s.borrow_mut();
+        while s.len() <= level {
+            s.push(Box::leak(Box::new(Team::new(1, None))));
+        }
+        s[level]
+    });
+    setup(team, ts, spec, active);
+    let (ws_end, _) = member(team, ts, 0, spec);
+    team.ws_base.set(ws_end);
+}

@@ -1,0 +1,558 @@
+//! Worksharing constructs: loops (every schedule, `long` and `unsigned long
+//! long`, ordered), sections, single and copyprivate.
+//!
+//! **Ring protocol.** Every member numbers the worksharing constructs it meets
+//! (OpenMP makes all members meet the same ones in the same order); construct
+//! `s` uses entry `s mod WS_RING` of the team's ring. An entry's `state` is
+//! `4s` when it is free for construct `s`, `4s + 1` while the first member to
+//! arrive initialises it, `4s + 2` when it is ready. The first arrival wins a
+//! compare-exchange `4s → 4s+1`, writes the construct's parameters, and
+//! publishes them with a `Release` store of `4s + 2`; later arrivals wait for
+//! that value (`Acquire`). Each member leaving the construct increments
+//! `left`; the last one resets it and stores `4(s + WS_RING)` (`Release`),
+//! handing the entry to the construct `WS_RING` later — a member that ran that
+//! far ahead (nowait) waits for it. Iterations are handed out from `next` with
+//! `fetch_add` (dynamic) or a compare-exchange loop (guided).
+//!
+//! **Ordered.** Chunks partition the iteration space in increasing order, so
+//! the turn is an iteration index: the member holding chunk `[a, b)` may
+//! enter an ordered section when `turn == a`; when it finishes the chunk it
+//! waits for `turn == a` and stores `b`, waking the team. A member finishes
+//! its chunk before taking the next, so the lowest unfinished chunk never
+//! waits and the order cannot deadlock.
+
+use crate::icv::{Sched, SchedKind};
+use crate::team::{Team, WS_RING};
+use crate::thread::{self, ThreadState};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+/// One entry of the team's worksharing ring.
+pub(crate) struct WorkShare {
+    state: AtomicU64,
+    left: AtomicU32,
+    /// Next iteration index to hand out (dynamic, guided, sections).
+    next: AtomicU64,
+    /// Ordered loops: the first index of the chunk whose turn it is.
+    turn: AtomicU64,
+    /// `copyprivate`: the single thread's data.
+    copy: AtomicPtr<u8>,
+    /// Parameters, written by the initialiser before `state = 4s+2`.
+    params: UnsafeCell<LoopParams>,
+    /// `GOMP_loop_start`'s `mem`: zeroed team-shared memory.
+    mem: UnsafeCell<Vec<u64>>,
+}
+
+// SAFETY: `params` and `mem` are written only by the initialiser before the
+// `Release` store that makes the entry ready, and read by members only after
+// an `Acquire` load saw it ready; the rest is atomic.
+unsafe impl Sync for WorkShare {}
+
+/// A loop's iteration space, normalised to indices `0..count`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopParams {
+    pub count: u64,
+    pub kind: SchedKind,
+    /// Chunk size (≥ 1); for guided the minimum chunk.
+    pub chunk: u64,
+    pub ordered: bool,
+    /// The original bounds, to map indices back.
+    pub space: Space,
+}
+
+/// The original loop: `start + i * incr`, signed (`long`) or unsigned.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Space {
+    Long { start: i64, incr: i64 },
+    Ull { start: u64, incr: u64 },
+}
+
+impl Default for LoopParams {
+    fn default() -> Self {
+        LoopParams {
+            count: 0,
+            kind: SchedKind::Static,
+            chunk: 1,
+            ordered: false,
+            space: Space::Long { start: 0, incr: 1 },
+        }
+    }
+}
+
+impl WorkShare {
+    pub(crate) fn new(s: u64) -> WorkShare {
+        WorkShare {
+            state: AtomicU64::new(4 * s),
+            left: AtomicU32::new(0),
+            next: AtomicU64::new(0),
+            turn: AtomicU64::new(0),
+            copy: AtomicPtr::new(std::ptr::null_mut()),
+            params: UnsafeCell::new(LoopParams::default()),
+            mem: UnsafeCell::new(Vec::new()),
+        }
+    }
+
+    fn params(&self) -> &LoopParams {
+        // SAFETY: see the Sync impl: read after the entry was seen ready.
+        unsafe { &*self.params.get() }
+    }
+}
+
+/// Iteration count of `for (i = start; i < end (or > end); i += incr)`.
+pub(crate) fn count_long(start: i64, end: i64, incr: i64) -> u64 {
+    let (s, e, i) = (start as i128, end as i128, incr as i128);
+    if i > 0 && e > s {
+        ((e - s + i - 1) / i) as u64
+    } else if i < 0 && s > e {
+        ((s - e - i - 1) / -i) as u64
+    } else {
+        0
+    }
+}
+
+/// Iteration count of an `unsigned long long` loop (`up`: counting up).
+pub(crate) fn count_ull(up: bool, start: u64, end: u64, incr: u64) -> u64 {
+    if up {
+        if end > start && incr != 0 {
+            (end - start).div_ceil(incr)
+        } else {
+            0
+        }
+    } else {
+        let step = incr.wrapping_neg();
+        if start > end && step != 0 {
+            (start - end).div_ceil(step)
+        } else {
+            0
+        }
+    }
+}
+
+/// The `[start, end)` of indices `[a, b)` in the original loop's terms.
+pub(crate) fn bounds(space: Space, a: u64, b: u64) -> (u64, u64) {
+    match space {
+        Space::Long { start, incr } => (
+            start.wrapping_add((a as i64).wrapping_mul(incr)) as u64,
+            start.wrapping_add((b as i64).wrapping_mul(incr)) as u64,
+        ),
+        Space::Ull { start, incr } => {
+            (start.wrapping_add(a.wrapping_mul(incr)), start.wrapping_add(b.wrapping_mul(incr)))
+        }
+    }
+}
+
+/// A team of one for code outside any parallel region (orphaned constructs
+/// run by the initial thread): its worksharing state lives in thread state.
+fn lone_team() -> &'static Team {
+    thread_local! {
+        static LONE: &'static Team = Box::leak(Box::new(Team::new(1, None)));
+    }
+    LONE.with(|t| *t)
+}
+
+/// The calling thread's team (a private team of one outside regions) and number.
+#[inline]
+pub(crate) fn team_of(ts: &ThreadState) -> (&Team, usize) {
+    match ts.team() {
+        // SAFETY: the team outlives this call (see ThreadState::team).
+        Some(t) => (unsafe { &*(t as *const Team) }, ts.num.get() as usize),
+        None => (lone_team(), 0),
+    }
+}
+
+/// Enters the next worksharing construct. Returns the entry and whether the
+/// caller must initialise it (then it calls [`publish`]).
+fn enter<'t>(team: &'t Team, ts: &ThreadState) -> (&'t WorkShare, bool) {
+    let s = ts.ws_next.get();
+    ts.ws_next.set(s + 1);
+    ts.ws_cur.set(s);
+    ts.static_trip.set(0);
+    ts.ordered_chunk.set(None);
+    let ws = &*team.ws[(s % WS_RING as u64) as usize];
+    let free = 4 * s;
+    let mut st = ws.state.load(Ordering::Acquire);
+    if st < free {
+        herd::rt::wait_until(|last| {
+            let v =
+                if last { ws.state.fetch_add(0, Ordering::SeqCst) } else { ws.state.load(Ordering::Acquire) };
+            v >= free
+        });
+        st = ws.state.load(Ordering::Acquire);
+    }
+    if st == free && ws.state.compare_exchange(free, free + 1, Ordering::Acquire, Ordering::Acquire).is_ok() {
+        return (ws, true);
+    }
+    (ws, false)
+}
+
+/// Makes the entry ready (initialiser only).
+fn publish(team: &Team, ws: &WorkShare, ts: &ThreadState) {
+    ws.state.store(4 * ts.ws_cur.get() + 2, Ordering::Release);
+    if team.n > 1 {
+        team.wake_all();
+    }
+}
+
+/// Waits until the construct's entry is ready (non-initialisers).
+fn await_ready(ws: &WorkShare, ts: &ThreadState) {
+    let ready = 4 * ts.ws_cur.get() + 2;
+    if ws.state.load(Ordering::Acquire) != ready {
+        herd::rt::wait_until(|last| {
+            let v =
+                if last { ws.state.fetch_add(0, Ordering::SeqCst) } else { ws.state.load(Ordering::Acquire) };
+            v == ready
+        });
+    }
+}
+
+/// The calling member is done with its current construct.
+pub(crate) fn leave(team: &Team, ts: &ThreadState) {
+    let s = ts.ws_cur.get();
+    let ws = &*team.ws[(s % WS_RING as u64) as usize];
+    if ws.left.fetch_add(1, Ordering::AcqRel) + 1 == team.n as u32 {
+        ws.left.store(0, Ordering::Relaxed);
+        // SAFETY: every member left, so nobody reads the entry any more.
+        unsafe { (*ws.mem.get()).clear() };
+        ws.state.swap(4 * (s + WS_RING as u64), Ordering::SeqCst);
+        if team.n > 1 {
+            team.wake_all();
+        }
+    }
+}
+
+/// The current construct's entry.
+fn current<'t>(team: &'t Team, ts: &ThreadState) -> &'t WorkShare {
+    &team.ws[(ts.ws_cur.get() % WS_RING as u64) as usize]
+}
+
+// ---------------------------------------------------------------- loops --
+
+/// Starts a loop construct with the given parameters (every member calls
+/// it); `mem`: `GOMP_loop_start`'s request for zeroed team-shared memory.
+pub(crate) fn loop_start(p: LoopParams, mem: Option<*mut *mut libc::c_void>) {
+    thread::with(|ts| {
+        let (team, _) = team_of(ts);
+        let (ws, init) = enter(team, ts);
+        if init {
+            init_loop(ws, p, mem);
+            publish(team, ws, ts);
+        } else {
+            await_ready(ws, ts);
+        }
+        if let Some(m) = mem {
+            // SAFETY: ready, so `mem` was sized by the initialiser.
+            unsafe { *m = (*ws.mem.get()).as_mut_ptr() as *mut libc::c_void };
+        }
+    })
+}
+
+fn init_loop(ws: &WorkShare, p: LoopParams, mem: Option<*mut *mut libc::c_void>) {
+    // SAFETY: we are the initialiser (state 4s+1): nobody else reads these yet.
+    unsafe {
+        *ws.params.get() = p;
+        if let Some(m) = mem {
+            let bytes = *m as usize;
+            *ws.mem.get() = vec![0u64; bytes.div_ceil(8).max(1)];
+        }
+    }
+    ws.next.store(0, Ordering::Relaxed);
+    ws.turn.store(0, Ordering::Relaxed);
+}
+
+/// Initialises the first construct of a combined `parallel loop` /
+/// `parallel sections` before the team starts (master only; members then
+/// call [`enter_prepared`]).
+pub(crate) fn prepare_first(team: &Team, p: LoopParams) {
+    let s = team.ws_base.get();
+    let ws = &*team.ws[(s % WS_RING as u64) as usize];
+    debug_assert_eq!(ws.state.load(Ordering::Relaxed), 4 * s);
+    init_loop(ws, p, None);
+    ws.state.store(4 * s + 2, Ordering::Release);
+}
+
+/// A member's entry into the construct made by [`prepare_first`].
+pub(crate) fn enter_prepared(ts: &ThreadState) {
+    let s = ts.ws_next.get();
+    ts.ws_next.set(s + 1);
+    ts.ws_cur.set(s);
+    ts.static_trip.set(0);
+    ts.ordered_chunk.set(None);
+}
+
+/// The next chunk of the current loop for the calling member, as original
+/// bounds; `None` when it has no more.
+pub(crate) fn loop_next() -> Option<(u64, u64)> {
+    thread::with(|ts| {
+        let (team, me) = team_of(ts);
+        let ws = current(team, ts);
+        let p = ws.params();
+        if p.ordered {
+            finish_ordered_chunk(team, ws, ts);
+        }
+        let (a, b) = match p.kind {
+            SchedKind::Static | SchedKind::Auto => {
+                let trip = ts.static_trip.get();
+                ts.static_trip.set(trip + 1);
+                static_chunk(p, team.n as u64, me as u64, trip)?
+            }
+            SchedKind::Dynamic => {
+                // fetch_add unless the overshoot of every member's last
+                // request could wrap around.
+                let safe =
+                    p.chunk.checked_mul(team.n as u64 + 1).and_then(|o| p.count.checked_add(o)).is_some();
+                let a = if safe {
+                    ws.next.fetch_add(p.chunk, Ordering::Relaxed)
+                } else {
+                    claim(&ws.next, |a| Some(a.saturating_add(p.chunk)), p.count)?
+                };
+                if a >= p.count {
+                    return None;
+                }
+                (a, (a + p.chunk).min(p.count))
+            }
+            SchedKind::Guided => {
+                let n = team.n as u64;
+                let a = claim(
+                    &ws.next,
+                    |a| {
+                        let rest = p.count - a;
+                        Some(a + rest.div_ceil(n).max(p.chunk).min(rest))
+                    },
+                    p.count,
+                )?;
+                let rest = p.count - a;
+                (a, a + rest.div_ceil(n).max(p.chunk).min(rest))
+            }
+        };
+        if p.ordered {
+            ts.ordered_chunk.set(Some((a, b)));
+        }
+        Some(bounds(p.space, a, b))
+    })
+}
+
+/// Compare-exchange loop handing out `[a, step(a))`; `None` when exhausted.
+fn claim(next: &AtomicU64, step: impl Fn(u64) -> Option<u64>, count: u64) -> Option<u64> {
+    let mut a = next.load(Ordering::Relaxed);
+    loop {
+        if a >= count {
+            return None;
+        }
+        let b = step(a)?;
+        match next.compare_exchange_weak(a, b, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some(a),
+            Err(v) => a = v,
+        }
+    }
+}
+
+/// Static schedule: member `me` of `n`, its `trip`-th chunk.
+fn static_chunk(p: &LoopParams, n: u64, me: u64, trip: u64) -> Option<(u64, u64)> {
+    if p.chunk == 0 || p.kind == SchedKind::Auto || p.chunk == u64::MAX {
+        // One block per member.
+        if trip > 0 {
+            return None;
+        }
+        let (q, r) = (p.count / n, p.count % n);
+        let a = me * q + me.min(r);
+        let b = a + q + u64::from(me < r);
+        return (a < b).then_some((a, b));
+    }
+    let k = trip.checked_mul(n)?.checked_add(me)?;
+    let a = k.checked_mul(p.chunk)?;
+    (a < p.count).then(|| (a, a.saturating_add(p.chunk).min(p.count)))
+}
+
+/// Ends the calling member's part in the current loop (`GOMP_loop_end*`).
+pub(crate) fn loop_end(barrier: bool) {
+    thread::with(|ts| {
+        let (team, me) = team_of(ts);
+        let ws = current(team, ts);
+        if ws.params().ordered {
+            finish_ordered_chunk(team, ws, ts);
+        }
+        leave(team, ts);
+        if barrier {
+            crate::sync::barrier_in(team, me, ts);
+        }
+    })
+}
+
+fn finish_ordered_chunk(team: &Team, ws: &WorkShare, ts: &ThreadState) {
+    if let Some((a, b)) = ts.ordered_chunk.take() {
+        wait_turn(ws, a);
+        ws.turn.swap(b, Ordering::SeqCst);
+        team.wake_all();
+    }
+}
+
+fn wait_turn(ws: &WorkShare, a: u64) {
+    if ws.turn.load(Ordering::Acquire) != a {
+        herd::rt::wait_until(|last| {
+            let v =
+                if last { ws.turn.fetch_add(0, Ordering::SeqCst) } else { ws.turn.load(Ordering::Acquire) };
+            v == a
+        });
+    }
+}
+
+/// `GOMP_ordered_start`: waits for the turn of the calling member's chunk.
+pub(crate) fn ordered_start() {
+    thread::with(|ts| {
+        let Some((a, _)) = ts.ordered_chunk.get() else { return };
+        let (team, _) = team_of(ts);
+        wait_turn(current(team, ts), a);
+    })
+}
+
+/// Builds loop parameters from a `long` loop.
+pub(crate) fn long_params(start: i64, end: i64, incr: i64, sched: Sched, ordered: bool) -> LoopParams {
+    LoopParams {
+        count: count_long(start, end, incr),
+        kind: sched.kind,
+        chunk: chunk_of(sched),
+        ordered,
+        space: Space::Long { start, incr },
+    }
+}
+
+/// Builds loop parameters from an `unsigned long long` loop.
+pub(crate) fn ull_params(
+    up: bool,
+    start: u64,
+    end: u64,
+    incr: u64,
+    sched: Sched,
+    ordered: bool,
+) -> LoopParams {
+    LoopParams {
+        count: count_ull(up, start, end, incr),
+        kind: sched.kind,
+        chunk: chunk_of(sched),
+        ordered,
+        space: Space::Ull { start, incr },
+    }
+}
+
+fn chunk_of(s: Sched) -> u64 {
+    match s.kind {
+        // 0: one block per member.
+        SchedKind::Static | SchedKind::Auto => s.chunk.max(0) as u64,
+        SchedKind::Dynamic | SchedKind::Guided => s.chunk.max(1) as u64,
+    }
+}
+
+// ------------------------------------------------------------- sections --
+
+/// `GOMP_sections_start(count)`: the first section (1-based) for the caller, 0 if none.
+pub(crate) fn sections_start(count: u32) -> u32 {
+    loop_start(sections_params(count), None);
+    sections_next()
+}
+
+/// Sections as a loop over section numbers `1..=count`, one per request.
+pub(crate) fn sections_params(count: u32) -> LoopParams {
+    LoopParams {
+        count: u64::from(count),
+        kind: SchedKind::Dynamic,
+        chunk: 1,
+        ordered: false,
+        space: Space::Long { start: 1, incr: 1 },
+    }
+}
+
+/// `GOMP_sections_next`.
+pub(crate) fn sections_next() -> u32 {
+    loop_next().map_or(0, |(a, _)| a as u32)
+}
+
+// ------------------------------------------------------ single/copyprivate --
+
+/// `GOMP_single_start`: true for the one member that runs the block.
+pub(crate) fn single_start() -> bool {
+    thread::with(|ts| {
+        let (team, _) = team_of(ts);
+        if team.n == 1 {
+            enter_prepared(ts);
+            leave(team, ts);
+            return true;
+        }
+        let (ws, init) = enter(team, ts);
+        if init {
+            ws.state.store(4 * ts.ws_cur.get() + 2, Ordering::Release);
+        }
+        leave(team, ts);
+        init
+    })
+}
+
+/// `GOMP_single_copy_start`: null for the member that runs the block; the
+/// others wait for its data and receive the pointer.
+pub(crate) fn single_copy_start() -> *mut u8 {
+    thread::with(|ts| {
+        let (team, _) = team_of(ts);
+        let (ws, init) = enter(team, ts);
+        if init {
+            return std::ptr::null_mut();
+        }
+        await_ready(ws, ts);
+        let data = ws.copy.load(Ordering::Acquire);
+        leave(team, ts);
+        data
+    })
+}
+
+/// `GOMP_single_copy_end(data)`: the runner publishes its data.
+pub(crate) fn single_copy_end(data: *mut u8) {
+    thread::with(|ts| {
+        let (team, _) = team_of(ts);
+        let ws = current(team, ts);
+        ws.copy.store(data, Ordering::Relaxed);
+        publish(team, ws, ts);
+        leave(team, ts);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts() {
+        assert_eq!(count_long(0, 10, 1), 10);
+        assert_eq!(count_long(0, 10, 3), 4);
+        assert_eq!(count_long(10, 0, -2), 5);
+        assert_eq!(count_long(10, 10, 1), 0);
+        assert_eq!(count_long(5, 0, 1), 0);
+        assert_eq!(count_long(i64::MIN, i64::MAX, 1), u64::MAX);
+        assert_eq!(count_ull(true, 0, 10, 3), 4);
+        assert_eq!(count_ull(false, 10, 0, 2u64.wrapping_neg()), 5);
+        assert_eq!(count_ull(true, 1 << 40, (1 << 40) + 100, 7), 15);
+    }
+
+    #[test]
+    fn static_blocks_cover_exactly() {
+        for count in [0u64, 1, 7, 100] {
+            for n in 1..5u64 {
+                for chunk in [0u64, 1, 3] {
+                    let p = LoopParams { count, chunk, ..Default::default() };
+                    let mut seen = vec![0; count as usize];
+                    for me in 0..n {
+                        let mut trip = 0;
+                        while let Some((a, b)) = static_chunk(&p, n, me, trip) {
+                            (a..b).for_each(|i| seen[i as usize] += 1);
+                            trip += 1;
+                        }
+                    }
+                    assert!(seen.iter().all(|&c| c == 1), "count {count} n {n} chunk {chunk}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bounds_map_back() {
+        assert_eq!(bounds(Space::Long { start: 10, incr: -2 }, 1, 3), (8, 4));
+        assert_eq!(bounds(Space::Ull { start: 5, incr: 3 }, 2, 4), (11, 17));
+    }
+}

@@ -1,0 +1,171 @@
+//! Low-level hooks for runtimes built on herd (such as `herd-omp`, the
+//! libgomp ABI): regions of part of a pool, waiting as a participant while
+//! running queued jobs, waking a participant, and pushing raw jobs.
+//!
+//! Applications should use [`join`](crate::join), [`scope`](crate::scope),
+//! [`Pool::broadcast`] and the loops; these hooks exist so that another
+//! runtime's synchronisation (a team barrier, a task wait) can cooperate with
+//! herd's idle protocol instead of blocking a core.
+//!
+//! **Waiting protocol** ([`wait_until`]): the caller gives a condition
+//! `done(last)`. The participant checks it while spinning (`last == false`,
+//! a cheap load is enough), runs its own and stolen jobs meanwhile, and before
+//! sleeping announces that it sleeps and checks `done(true)` once more; that
+//! last check **must read with a read-modify-write** (e.g. `fetch_add(0,
+//! SeqCst)`) of the word that the waker changes with a read-modify-write
+//! before calling [`PoolHandle::wake`]. Then either the waiter's check sees
+//! the change, or the waker sees the sleeping announcement and wakes it — a
+//! wake-up cannot be lost (the protocol of the region post/acknowledgement,
+//! model-checked in `sync::parker`).
+
+use crate::pool::{current_registry, Registry};
+use crate::pool::{BroadcastContext, Pool};
+use std::sync::Arc;
+
+/// Runs `f` with the calling thread as `pool`'s master (participant 0),
+/// waiting for the master role if another thread holds it; directly if the
+/// caller already is a participant of `pool`.
+pub fn enter<R>(pool: &Pool, f: impl FnOnce() -> R) -> R {
+    pool.registry().enter_local(f)
+}
+
+/// Runs `f` on the first `n` participants of `pool` (`1 <= n <=
+/// pool.num_threads()`), the calling thread being participant 0 (see
+/// [`enter`]), and returns when all have finished and then `drain(_)` holds
+/// (the master runs jobs while it waits for that; `drain` follows the
+/// contract of [`wait_until`]'s condition: the region's jobs left behind by
+/// its shares are counted there). Participants `n..` take no part and take
+/// none of the region's jobs until it returns. From inside a running region
+/// of the same pool, or with `n == 1`, `f` runs once on the caller alone
+/// (index 0 of 1). A panic in any share reaches the caller after every
+/// share has finished.
+///
+/// # Panics
+/// If `n` is 0 or larger than the pool.
+pub fn broadcast_n<F>(pool: &Pool, n: usize, f: F, drain: &dyn Fn(bool) -> bool)
+where
+    F: Fn(BroadcastContext) + Sync,
+{
+    assert!(
+        n >= 1 && n <= pool.num_threads(),
+        "broadcast_n: {n} participants for a pool of {}",
+        pool.num_threads()
+    );
+    let reg = pool.registry();
+    reg.enter_local(|| {
+        reg.broadcast_n(n, f, false, drain);
+    });
+}
+
+/// Waits until `done(_)` holds; see the module documentation for the
+/// contract on `done(true)`. On a participant of a pool, jobs are run while
+/// waiting and the thread sleeps on its slot's parker (woken by
+/// [`PoolHandle::wake`] with its index); on any other thread this spins,
+/// then yields.
+pub fn wait_until(done: impl Fn(bool) -> bool) {
+    let (reg, slot) = current_registry();
+    if reg.is_null() {
+        let mut spins = 0u32;
+        while !done(spins >= 64) {
+            if spins < 64 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        return;
+    }
+    // SAFETY: the calling thread occupies `slot` of this live registry.
+    let reg = unsafe { &*reg };
+    reg.wait_until(Some(slot), reg.parker(slot), done);
+}
+
+/// Makes `data` runnable as a job of the calling participant's pool: pushed
+/// on its own queue (so it may be stolen by the other participants of the
+/// running region), and a sleeping participant is woken for it. Returns
+/// `false`, doing nothing, if the calling thread is not a participant of any
+/// pool.
+///
+/// # Safety
+/// `run(data)` will be called exactly once, on some participant of the
+/// pool, at some later time; `data` must stay valid until then, and running it
+/// must be sound on any thread (`Send`).
+pub unsafe fn push(data: *const (), run: unsafe fn(*const ())) -> bool {
+    let (reg, slot) = current_registry();
+    if reg.is_null() {
+        return false;
+    }
+    // SAFETY: the calling thread occupies `slot` of this live registry.
+    let reg = unsafe { &*reg };
+    // SAFETY: the caller's contract.
+    let job = unsafe { crate::sched::JobRef::new(data, run) };
+    // SAFETY: this thread occupies `slot`.
+    unsafe { crate::sched::Scheduler::push(&reg.sched, slot, job) };
+    reg.notify_work();
+    true
+}
+
+/// Jobs queued on the calling participant's own deque (0 off the pool):
+/// a runtime can run new work inline when enough is already stealable
+/// (lazy task creation).
+#[inline]
+pub fn local_queue_len() -> usize {
+    let (reg, slot) = current_registry();
+    if reg.is_null() {
+        return 0;
+    }
+    // SAFETY: the calling thread occupies `slot` of this live registry.
+    unsafe { crate::sched::Scheduler::local_len(&(*reg).sched, slot) }
+}
+
+/// Runs one queued job of the calling participant's pool, if there is one
+/// (its own newest first, else a stolen one). Returns whether it ran a job.
+pub fn run_one() -> bool {
+    let (reg, slot) = current_registry();
+    if reg.is_null() {
+        return false;
+    }
+    // SAFETY: the calling thread occupies `slot` of this live registry.
+    let reg = unsafe { &*reg };
+    match reg.find_work(slot) {
+        Some(job) => {
+            reg.run_job(slot, job);
+            true
+        }
+        None => false,
+    }
+}
+
+/// A shareable handle on a pool's participants, for waking them.
+#[derive(Clone)]
+pub struct PoolHandle {
+    reg: Arc<Registry>,
+}
+
+impl std::fmt::Debug for PoolHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolHandle").field("num_threads", &self.reg.num_threads()).finish()
+    }
+}
+
+impl PoolHandle {
+    /// The handle of `pool`.
+    pub fn of(pool: &Pool) -> PoolHandle {
+        PoolHandle { reg: pool.registry().clone() }
+    }
+
+    /// Wakes participant `index` if it sleeps in [`wait_until`] (or idles
+    /// between regions). Call after the read-modify-write that makes its
+    /// condition true.
+    #[inline]
+    pub fn wake(&self, index: usize) {
+        self.reg.parker(index).unpark_if_sleeping();
+    }
+
+    /// True when the calling thread is a participant of this pool.
+    #[inline]
+    pub fn is_current(&self) -> bool {
+        std::ptr::eq(current_registry().0, &*self.reg)
+    }
+}
