@@ -7,7 +7,7 @@ CARGO ?= cargo
 APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc make libomp-dev fonts-dejavu-core
 LOOM_MAX_PREEMPTIONS ?= 3
 
-.PHONY: all deps build demo test test-rust test-loom test-c bench clean tsan
+.PHONY: all deps build omp demo test test-rust test-loom test-c test-omp bench clean tsan
 
 all: build
 
@@ -23,13 +23,19 @@ deps:
 
 build: deps
 	$(CARGO) build --release --workspace
+	./crates/herd-omp/link.sh
+
+# herd's OpenMP runtime: target/release/libherd_omp.so and
+# target/release/gomp/libgomp.so.1 (libgomp's ABI and symbol versions).
+omp: deps
+	./crates/herd-omp/link.sh
 
 demo: build
 	./target/release/herd topo
 	./target/release/herd pmo --quick --json out/pmo-quick.json --plot out/pmo-quick.svg
 	@echo "chart written to out/pmo-quick.svg, data to out/pmo-quick.json"
 
-test: deps test-rust test-loom test-c
+test: deps test-rust test-loom test-c test-omp
 	@echo "make test: all suites passed"
 
 test-rust:
@@ -43,6 +49,11 @@ test-loom:
 # The C comparison programs must compile.
 test-c:
 	$(MAKE) -C bench c-programs
+
+# The OpenMP construct suite (C programs checking their own results) under
+# herd, preloaded and as libgomp.so.1, and under libgomp as the reference.
+test-omp: omp
+	bash crates/herd-omp/tests/c/run.sh --reference --lib target/release/libherd_omp.so --gomp-dir target/release/gomp
 
 bench: build
 	./bench/run.sh

@@ -459,6 +459,11 @@ unsupported_fns! {
     GOMP_target_ext(a: c_int, b: RegionFn, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u16, g: c_uint, h: *mut *mut c_void, i: *mut *mut c_void) => "offloading (target regions)";
     GOMP_target_data_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16) => "offloading (target data)";
     GOMP_target_end_data() => "offloading (target data)";
+    GOMP_target(a: c_int, b: RegionFn, c: *const c_void, d: usize, e: *mut *mut c_void, f: *mut usize, g: *mut u8) => "offloading (target regions)";
+    GOMP_target_data(a: c_int, b: *const c_void, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u8) => "offloading (target data)";
+    GOMP_target_update(a: c_int, b: *const c_void, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u8) => "offloading (target update)";
+    GOMP_teams(a: c_uint, b: c_uint) => "teams (inside target regions)";
+    GOMP_teams4(a: c_uint, b: c_uint, c: c_uint, d: bool) -> bool => "host teams (OpenMP 5.1 teams outside target)";
     GOMP_target_update_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target update)";
     GOMP_target_enter_exit_data(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target enter/exit data)";
 }
@@ -485,6 +490,10 @@ pub unsafe extern "C" fn GOMP_offload_register_ver(
     _d: *const c_void,
 ) {
 }
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_offload_register(_h: *const c_void, _t: c_int, _d: *const c_void) {}
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_offload_unregister(_h: *const c_void, _t: c_int, _d: *const c_void) {}
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_offload_unregister_ver(
     _v: c_uint,

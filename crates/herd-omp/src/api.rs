@@ -1,6 +1,6 @@
 //! The `omp_*` user API (OpenMP 4.5 §3, plus the 5.x queries gcc 12's
 //! `omp.h` declares that a host-only runtime can answer).
-#![allow(clippy::missing_safety_doc)]
+#![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use crate::icv::{SchedKind, MONOTONIC, SUPPORTED_ACTIVE_LEVELS};
 use crate::sync::{self, NestLock};
@@ -540,6 +540,23 @@ pub extern "C" fn omp_target_memcpy(
     _sd: c_int,
 ) -> c_int {
     unsupported("omp_target_memcpy (offloading)")
+}
+
+#[no_mangle]
+pub extern "C" fn omp_target_memcpy_rect(
+    _d: *mut c_void,
+    _s: *const c_void,
+    _e: usize,
+    _n: c_int,
+    _v: *const usize,
+    _do: *const usize,
+    _so: *const usize,
+    _dd: *const usize,
+    _sd: *const usize,
+    _ddn: c_int,
+    _sdn: c_int,
+) -> c_int {
+    unsupported("omp_target_memcpy_rect (offloading)")
 }
 
 #[no_mangle]

@@ -1,0 +1,112 @@
+//! The low-level hooks of `herd::rt`: regions of part of a pool, waiting
+//! and waking, raw jobs, and the drain condition.
+
+use herd::rt::{self, PoolHandle};
+use herd::Pool;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+fn pool(n: usize) -> Pool {
+    Pool::builder().num_threads(n).build().unwrap()
+}
+
+#[test]
+fn broadcast_n_runs_exactly_the_first_n() {
+    let p = pool(4);
+    for n in 1..=4 {
+        let seen = Mutex::new(Vec::new());
+        rt::broadcast_n(&p, n, |ctx| seen.lock().unwrap().push((ctx.index(), ctx.num_threads())), &|_| true);
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(seen, (0..n).map(|i| (i, n)).collect::<Vec<_>>());
+    }
+}
+
+/// Jobs pushed inside a region of 2 of 4 participants run only on those 2,
+/// and the drain condition makes the region wait for them.
+#[test]
+fn jobs_of_a_smaller_region_stay_in_it() {
+    // Active waiting: idle workers keep looking for jobs (where the pool is
+    // oversubscribed they sleep instead, and must not be woken for the jobs).
+    let p = Pool::builder().num_threads(4).wait(herd::WaitPolicy::Active).build().unwrap();
+    static RAN_ON: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    static LEFT: AtomicUsize = AtomicUsize::new(0);
+    static HANDLE: Mutex<Option<PoolHandle>> = Mutex::new(None);
+    *HANDLE.lock().unwrap() = Some(PoolHandle::of(&p));
+    unsafe fn job(_: *const ()) {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        RAN_ON.lock().unwrap().push(herd::current_thread_index().unwrap());
+        if LEFT.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let h = HANDLE.lock().unwrap().clone().unwrap();
+            h.wake(0);
+            h.wake(1);
+        }
+    }
+    for _ in 0..20 {
+        LEFT.store(16, Ordering::SeqCst);
+        rt::broadcast_n(
+            &p,
+            2,
+            |ctx| {
+                if ctx.index() == 0 {
+                    for _ in 0..16 {
+                        // SAFETY: `job` is a plain function with no data.
+                        assert!(unsafe { rt::push(std::ptr::null(), job) });
+                    }
+                }
+            },
+            &|last| {
+                let v = if last { LEFT.fetch_add(0, Ordering::SeqCst) } else { LEFT.load(Ordering::SeqCst) };
+                v == 0
+            },
+        );
+        assert_eq!(LEFT.load(Ordering::SeqCst), 0, "the region returned before its jobs finished");
+    }
+    let ran = RAN_ON.lock().unwrap();
+    assert_eq!(ran.len(), 20 * 16);
+    assert!(ran.iter().all(|&i| i < 2), "a participant outside the region ran its job: {ran:?}");
+}
+
+/// A participant sleeping in `wait_until` is woken by `PoolHandle::wake`
+/// after a read-modify-write of its condition (passive waiting, many rounds).
+#[test]
+fn wait_until_and_wake() {
+    let p = Pool::builder().num_threads(2).wait(herd::WaitPolicy::Passive).build().unwrap();
+    let h = PoolHandle::of(&p);
+    let flag = AtomicUsize::new(0);
+    for round in 1..=200usize {
+        rt::broadcast_n(
+            &p,
+            2,
+            |ctx| {
+                if ctx.index() == 1 {
+                    rt::wait_until(|last| {
+                        let v = if last {
+                            flag.fetch_add(0, Ordering::SeqCst)
+                        } else {
+                            flag.load(Ordering::Acquire)
+                        };
+                        v >= round
+                    });
+                } else {
+                    std::thread::yield_now();
+                    flag.fetch_add(1, Ordering::SeqCst);
+                    h.wake(1);
+                }
+            },
+            &|_| true,
+        );
+    }
+    assert_eq!(flag.load(Ordering::SeqCst), 200);
+}
+
+#[test]
+fn hooks_off_the_pool() {
+    // Not a participant: nothing is pushed, nothing run, waiting still works.
+    // SAFETY: never called.
+    assert!(!unsafe { rt::push(std::ptr::null(), |_| unreachable!()) });
+    assert!(!rt::run_one());
+    assert_eq!(rt::local_queue_len(), 0);
+    let n = AtomicUsize::new(0);
+    rt::wait_until(|_| n.fetch_add(1, Ordering::Relaxed) > 100);
+}
