@@ -57,12 +57,18 @@ pub(crate) fn parallel(
             run_serialized(ts, &spec, active);
             return;
         }
-        let root = if outer.is_none() && herd::current_thread_index().is_none() {
-            runtime::root(n)
-        } else {
-            runtime::nested_root(n)
-        };
-        run_team(ts, root, n, &spec, active + 1);
+        // A thread outside every herd pool (the initial thread, also inside
+        // serialized regions, or any user thread) leads from the root pool;
+        // a member of a running team leads a nested team from its own pool.
+        // A root pool busy with another thread's region: this thread leads
+        // its team from its own pool, as libgomp gives each thread a team.
+        if herd::current_thread_index().is_none() {
+            let root = runtime::root(n);
+            if herd::rt::try_enter(&root.pool, || run_team(ts, root, n, &spec, active + 1)).is_ok() {
+                return;
+            }
+        }
+        run_team(ts, runtime::nested_root(n), n, &spec, active + 1);
     })
 }
 

@@ -29,6 +29,12 @@ pub fn enter<R>(pool: &Pool, f: impl FnOnce() -> R) -> R {
     pool.registry().enter_local(f)
 }
 
+/// Like [`enter`], but gives `f` back at once (`Err(f)`) when another
+/// thread holds the master role, so that the caller can go elsewhere.
+pub fn try_enter<R, F: FnOnce() -> R>(pool: &Pool, f: F) -> Result<R, F> {
+    pool.registry().try_enter_local(f)
+}
+
 /// Runs `f` on the first `n` participants of `pool` (`1 <= n <=
 /// pool.num_threads()`), the calling thread being participant 0 (see
 /// [`enter`]), and returns when all have finished and then `drain(_)` holds

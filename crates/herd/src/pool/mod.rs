@@ -246,6 +246,23 @@ impl Registry {
         r
     }
 
+    /// Like [`Registry::enter_local`], but returns `Err(f)` at once when
+    /// another thread holds the master role.
+    pub(crate) fn try_enter_local<R, F: FnOnce() -> R>(&self, f: F) -> Result<R, F> {
+        let (cur, _) = current();
+        if std::ptr::eq(cur, self) {
+            return Ok(f());
+        }
+        let guard = match self.master_lock.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(f),
+        };
+        let r = self.as_master(f);
+        drop(guard);
+        Ok(r)
+    }
+
     fn as_master<R>(&self, f: impl FnOnce() -> R) -> R {
         self.bind_master_once();
         let _occ = Occupancy::enter(self, 0);
