@@ -7,6 +7,7 @@ mod plot;
 mod pmo;
 mod pools;
 mod progress;
+mod run;
 mod table;
 mod timing;
 mod topo;
@@ -55,6 +56,15 @@ enum Command {
     /// Micro-benchmarks of herd itself.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run an OpenMP program (gcc -fopenmp) on herd's OpenMP runtime.
+    ///
+    /// Preloads herd's libgomp-compatible library (LD_PRELOAD; with --replace,
+    /// LD_LIBRARY_PATH=<gomp dir> replaces libgomp instead) and sets the
+    /// HERD_* variables given as options, after checking them. The library is
+    /// $HERD_OMP_LIB, else libherd_omp.so next to this executable (`make omp`
+    /// builds it). The program replaces herd (exec): its signals and exit
+    /// status are its own.
+    Run(run::RunArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -74,6 +84,7 @@ fn main() -> ExitCode {
         Command::Topo { json } => topo::run(json),
         Command::Pmo(args) => pmo::run(&args),
         Command::Bench(BenchCommand::Overhead(args)) => overhead::run(&args),
+        Command::Run(args) => run::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

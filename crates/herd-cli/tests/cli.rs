@@ -180,3 +180,171 @@ fn bench_overhead_runs() {
     let threads = &v["machine"]["num_threads"];
     assert!(results.iter().all(|r| &r["threads"] == threads), "{results:?}");
 }
+
+// ---- herd run ----
+
+/// `herd run ARGS` with `HERD_OMP_LIB=lib` and no inherited `LD_PRELOAD` /
+/// `LD_LIBRARY_PATH`.
+fn herd_run(lib: &Path, args: &[&str]) -> Command {
+    let mut cmd = herd(&["run"]);
+    cmd.args(args).env("HERD_OMP_LIB", lib).env_remove("LD_PRELOAD").env_remove("LD_LIBRARY_PATH");
+    cmd
+}
+
+/// A real shared library to preload (preloading a file that is not one makes
+/// ld.so print a warning); `None` where none of the usual ones exists.
+fn real_shared_library() -> Option<PathBuf> {
+    let found = [
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/aarch64-linux-gnu/libm.so.6",
+        "/usr/lib64/libm.so.6",
+        "/lib64/libm.so.6",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file());
+    if found.is_none() {
+        eprintln!("no libm.so.6 found: skipping");
+    }
+    found
+}
+
+fn assert_usage_error(o: &Output, needles: &[&str]) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    let e = stderr(o);
+    assert!(e.starts_with("herd: "), "{e}");
+    for n in needles {
+        assert!(e.contains(n), "{n:?} missing: {e}");
+    }
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+#[test]
+fn run_help_lists_options() {
+    let o = ok(&mut herd(&["--help"]));
+    assert!(stdout(&o).contains("run"), "{}", stdout(&o));
+    let o = ok(&mut herd(&["run", "--help"]));
+    for opt in
+        ["--threads", "--places", "--bind", "--wait", "--dispatch", "--display-env", "--trace", "--replace"]
+    {
+        assert!(stdout(&o).contains(opt), "{opt} missing: {}", stdout(&o));
+    }
+    assert!(stdout(&o).contains("herd run [OPTIONS] [--] CMD [ARGS]..."), "{}", stdout(&o));
+}
+
+#[test]
+fn run_missing_library_is_a_clear_error() {
+    let lib = tmp("no-such-libherd_omp.so");
+    let o = run(&mut herd_run(&lib, &["true"]));
+    assert_usage_error(&o, &["HERD_OMP_LIB", &lib.display().to_string(), "make omp"]);
+}
+
+#[test]
+fn run_replace_without_gomp_dir_is_a_clear_error() {
+    let dir = tmp("no-gomp-dir");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let o = run(&mut herd_run(&dir.join("libherd_omp.so"), &["--replace", "true"]));
+    let expected = dir.join("gomp").join("libgomp.so.1");
+    assert_usage_error(&o, &["--replace", &expected.display().to_string(), "make omp"]);
+}
+
+#[test]
+fn run_bad_option_values_are_errors() {
+    let Some(lib) = real_shared_library() else { return };
+    for (opt, value, var) in [
+        ("--threads", "0", "HERD_NUM_THREADS"),
+        ("--bind", "sideways", "HERD_BIND"),
+        ("--wait", "spin:x", "HERD_WAIT"),
+        ("--dispatch", "fast", "HERD_DISPATCH"),
+        ("--places", "cores(0)", "HERD_PLACES"),
+        ("--reserve", "-1", "HERD_RESERVE"),
+        ("--trace", "/no/such/dir/t.json", "HERD_TRACE"),
+    ] {
+        let arg = format!("{opt}={value}");
+        let o = run(&mut herd_run(&lib, &[&arg, "true"]));
+        assert_usage_error(&o, &[opt, var, &format!("{value:?}")]);
+    }
+    let o = run(&mut herd_run(&lib, &["--display-env=loud", "true"]));
+    assert_usage_error(&o, &["--display-env", "HERD_DISPLAY_ENV", "\"loud\"", "verbose"]);
+    let o = run(&mut herd_run(&lib, &["--topology", "pack:2 core:x", "true"]));
+    assert_usage_error(&o, &["--topology", "pack:2 core:x"]);
+}
+
+#[test]
+fn run_checks_inherited_settings() {
+    let Some(lib) = real_shared_library() else { return };
+    let o = run(herd_run(&lib, &["true"]).env("HERD_DISPATCH", "bogus"));
+    assert_usage_error(&o, &["HERD_DISPATCH", "\"bogus\""]);
+    // An option overrides (and so hides) a bad inherited value.
+    ok(herd_run(&lib, &["--dispatch", "lj", "true"]).env("HERD_DISPATCH", "bogus"));
+}
+
+#[test]
+fn run_preloads_and_sets_variables() {
+    let Some(lib) = real_shared_library() else { return };
+    let script = r#"echo "$LD_PRELOAD|$LD_LIBRARY_PATH|$HERD_NUM_THREADS|$HERD_BIND|$HERD_WAIT|$HERD_DISPLAY_ENV|$HERD_OMP_LIB|$1""#;
+    let o = ok(&mut herd_run(
+        &lib,
+        &[
+            "--threads",
+            "3",
+            "--bind",
+            "spread",
+            "--wait",
+            "passive",
+            "--display-env",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            "-x",
+        ],
+    ));
+    let lib = lib.display();
+    assert_eq!(stdout(&o), format!("{lib}||3|spread|passive|true||-x\n"));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+#[test]
+fn run_prepends_to_existing_preload() {
+    let Some(lib) = real_shared_library() else { return };
+    let o = ok(herd_run(
+        &lib,
+        &["--display-env=verbose", "--", "sh", "-c", "echo $LD_PRELOAD $HERD_DISPLAY_ENV"],
+    )
+    .env("LD_PRELOAD", &lib));
+    assert_eq!(stdout(&o), format!("{0}:{0} verbose\n", lib.display()));
+}
+
+#[test]
+fn run_replace_sets_library_path() {
+    let dir = tmp("gomp-replace");
+    std::fs::create_dir_all(dir.join("gomp")).expect("temp dir");
+    std::fs::write(dir.join("gomp").join("libgomp.so.1"), b"").expect("stand-in library");
+    let o = ok(herd_run(
+        &dir.join("libherd_omp.so"),
+        &["--replace", "sh", "-c", "echo \"$LD_PRELOAD|$LD_LIBRARY_PATH\""],
+    )
+    .env("LD_LIBRARY_PATH", "/opt/x"));
+    assert_eq!(stdout(&o), format!("|{}:/opt/x\n", dir.join("gomp").display()));
+}
+
+#[test]
+fn run_passes_exit_status_through() {
+    let Some(lib) = real_shared_library() else { return };
+    let o = run(&mut herd_run(&lib, &["sh", "-c", "exit 3"]));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let o = run(&mut herd_run(&lib, &["sh", "-c", "kill -TERM $$"]));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(o.status.signal(), Some(15), "{:?}", o.status);
+}
+
+#[test]
+fn run_unknown_command_is_named() {
+    let Some(lib) = real_shared_library() else { return };
+    let o = run(&mut herd_run(&lib, &["herd-no-such-command", "arg"]));
+    assert_eq!(o.status.code(), Some(127), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.starts_with("herd: cannot run \"herd-no-such-command\""), "{e}");
+}

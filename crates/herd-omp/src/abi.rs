@@ -102,7 +102,7 @@ pub unsafe extern "C" fn GOMP_atomic_end() {
 // --------------------------------------------------------------- loops --
 
 fn sched(kind: SchedKind, chunk: c_long, monotonic: bool) -> Sched {
-    Sched { kind, chunk: chunk as i64, monotonic }
+    Sched { kind, chunk, monotonic }
 }
 
 fn runtime_sched() -> Sched {
@@ -267,7 +267,7 @@ pub unsafe extern "C" fn GOMP_loop_start(
     reductions: *mut usize,
     mem: *mut *mut c_void,
 ) -> bool {
-    let p = ws::long_params(start, end, incr, decode_sched(sched, chunk as i64), false);
+    let p = ws::long_params(start, end, incr, decode_sched(sched, chunk), false);
     // SAFETY: gcc's arguments.
     unsafe { loop_start_generic(p, istart.is_null(), reductions, mem) && next_long(istart, iend) }
 }
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn GOMP_loop_ordered_start(
     reductions: *mut usize,
     mem: *mut *mut c_void,
 ) -> bool {
-    let p = ws::long_params(start, end, incr, decode_sched(sched, chunk as i64), true);
+    let p = ws::long_params(start, end, incr, decode_sched(sched, chunk), true);
     // SAFETY: gcc's arguments.
     unsafe { loop_start_generic(p, istart.is_null(), reductions, mem) && next_long(istart, iend) }
 }

@@ -95,8 +95,6 @@ pub(crate) struct Global {
     pub cancellation: bool,
     /// `max-task-priority-var`.
     pub max_task_priority: i32,
-    /// Worker stack size (`OMP_STACKSIZE`), bytes.
-    pub stacksize: Option<usize>,
 }
 
 /// The most levels of active parallelism herd supports.

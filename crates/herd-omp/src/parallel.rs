@@ -117,6 +117,7 @@ fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, active: u32) {
             },
             &|last| team.all_drained(last),
         );
+        ws::reset_ring(team, team.ws_base.get(), ws_end.get());
         team.ws_base.set(ws_end.get());
         team.epoch_base.set(epoch_end.get());
     });
@@ -171,5 +172,6 @@ fn run_serialized(ts: &ThreadState, spec: &Spec, active: u32) {
     });
     setup(team, ts, spec, active);
     let (ws_end, _) = member(team, ts, 0, spec);
+    ws::reset_ring(team, team.ws_base.get(), ws_end);
     team.ws_base.set(ws_end);
 }

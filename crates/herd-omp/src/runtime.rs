@@ -11,7 +11,7 @@
 //! to the encountering thread (its master), grown the same way, unbound so
 //! that the outer threads' binding stays. Teams are cached per pool and size.
 
-use crate::icv::{Global, Icv, ProcBind, Sched, SchedKind};
+use crate::icv::Global;
 use crate::team::Team;
 use herd::rt::PoolHandle;
 use herd::Pool;
@@ -152,17 +152,4 @@ pub(crate) fn nested_root(n: usize) -> &'static Root {
             }
         }
     })
-}
-
-/// ICVs of the initial task when the environment sets nothing.
-pub(crate) fn default_icv(nthreads: u32) -> Icv {
-    Icv {
-        nthreads,
-        dynamic: false,
-        run_sched: Sched { kind: SchedKind::Dynamic, chunk: 1, monotonic: false },
-        bind: ProcBind::False,
-        max_active_levels: 1,
-        thread_limit: u32::MAX,
-        default_device: 0,
-    }
 }

@@ -1,28 +1,74 @@
-//! From the parsed environment to the process-wide ICVs.
+//! From the parsed environment to the process-wide ICVs, with libgomp's
+//! derivations (see [`DisplayIcvs::from_omp`]): `max-active-levels` from
+//! `OMP_NESTED` or per-level lists, `bind-var` true when only `OMP_PLACES`
+//! is set, the run schedule's default chunk.
 
-use crate::env::OmpEnv;
-use crate::icv::{Global, ProcBind};
+use crate::env::{self, DisplayIcvs, OmpEnv, ScheduleKind, ScheduleModifier};
+use crate::icv::{Global, Icv, ProcBind, Sched, SchedKind, SUPPORTED_ACTIVE_LEVELS};
 
-/// The process-wide ICVs from `OMP_*` (and herd's resolved settings, which
-/// decide the default team size: one thread per usable PU).
-pub(crate) fn global_from(_omp: &OmpEnv, herd: &herd::Config) -> Global {
-    let default_threads = herd.num_threads.unwrap_or_else(usable_pus) as u32;
+/// The resolved OpenMP view of the settings (also what `OMP_DISPLAY_ENV` prints).
+pub(crate) fn display_icvs(omp: &OmpEnv, herd: &herd::Config) -> DisplayIcvs {
+    let mut d = DisplayIcvs::from_omp(omp, default_threads(herd));
+    // HERD_NUM_THREADS wins over OMP_NUM_THREADS for the outermost level.
+    if let (Some(n), Some(first)) = (herd.num_threads, d.num_threads.first_mut()) {
+        *first = n;
+    }
+    d
+}
+
+/// The process-wide ICVs.
+pub(crate) fn global_from(omp: &OmpEnv, herd: &herd::Config) -> Global {
+    let d = display_icvs(omp, herd);
+    let sat = |v: u64| v.min(u32::MAX as u64) as u32;
+    let nthreads_list: Vec<u32> = d.num_threads.iter().map(|&n| sat(n as u64).max(1)).collect();
+    let bind_list: Vec<ProcBind> = d.proc_bind.iter().map(|&b| proc_bind(b)).collect();
+    let s = d.schedule;
+    let kind = match s.kind {
+        ScheduleKind::Static => SchedKind::Static,
+        ScheduleKind::Dynamic => SchedKind::Dynamic,
+        ScheduleKind::Guided => SchedKind::Guided,
+        ScheduleKind::Auto => SchedKind::Auto,
+    };
+    let default_chunk = if kind == SchedKind::Static || kind == SchedKind::Auto { 0 } else { 1 };
+    let initial = Icv {
+        nthreads: nthreads_list[0],
+        dynamic: d.dynamic,
+        run_sched: Sched {
+            kind,
+            chunk: s.chunk.map_or(default_chunk, |c| c.min(i64::MAX as usize) as i64),
+            monotonic: s.modifier == Some(ScheduleModifier::Monotonic),
+        },
+        bind: bind_list[0],
+        max_active_levels: sat(d.max_active_levels).min(SUPPORTED_ACTIVE_LEVELS),
+        thread_limit: sat(d.thread_limit).max(1),
+        default_device: d.default_device,
+    };
     Global {
-        initial: crate::runtime::default_icv(default_threads),
-        nthreads_list: vec![default_threads],
-        bind_list: vec![ProcBind::False],
-        cancellation: false,
-        max_task_priority: 0,
-        stacksize: None,
+        initial,
+        nthreads_list,
+        bind_list,
+        cancellation: d.cancellation,
+        max_task_priority: d.max_task_priority,
     }
 }
 
-fn usable_pus() -> usize {
-    herd::Topology::from_env().map(|t| t.pus().len()).unwrap_or(1).max(1)
+fn proc_bind(b: env::ProcBind) -> ProcBind {
+    match b {
+        env::ProcBind::False => ProcBind::False,
+        env::ProcBind::True => ProcBind::True,
+        env::ProcBind::Primary => ProcBind::Primary,
+        env::ProcBind::Close => ProcBind::Close,
+        env::ProcBind::Spread => ProcBind::Spread,
+    }
+}
+
+/// One thread per usable PU unless `HERD_NUM_THREADS`/`OMP_NUM_THREADS` say otherwise.
+fn default_threads(herd: &herd::Config) -> usize {
+    herd.num_threads.unwrap_or_else(|| herd::Topology::from_env().map(|t| t.pus().len()).unwrap_or(1).max(1))
 }
 
 /// `Some(verbose)` when `OMP_DISPLAY_ENV` or `HERD_DISPLAY_ENV` asks for the
-/// settings to be printed.
+/// settings to be printed (herd's settings already hold the merged value).
 pub(crate) fn display_requested(_omp: &OmpEnv, herd: &herd::Config) -> Option<bool> {
     match herd.display_env {
         Some(herd::DisplayEnv::True) => Some(false),

@@ -376,10 +376,9 @@ pub(crate) fn spawn(s: Spawn) {
         };
         let team = enc.team.filter(|t| t.n > 1);
         let lazy = deps.is_empty() && team.is_some_and(|t| herd::rt::local_queue_len() >= t.n);
-        if !s.if_clause || team.is_none() || final_ || lazy {
-            run_included(ts, &enc, &s, final_, &deps);
-        } else {
-            defer(&enc, team.expect("checked"), &s, &deps);
+        match team {
+            Some(team) if s.if_clause && !final_ && !lazy => defer(&enc, team, &s, &deps),
+            _ => run_included(ts, &enc, &s, final_, &deps),
         }
     })
 }

@@ -270,6 +270,26 @@ pub(crate) fn prepare_first(team: &Team, p: LoopParams) {
     ws.state.store(4 * s + 2, Ordering::Release);
 }
 
+/// After a region (every member has returned): makes each ring entry free
+/// for the next construct number that maps to it, from `next`. Needed because
+/// gcc's combined `parallel loop` bodies may compute a static schedule
+/// themselves and never call `GOMP_loop_end*` for the prepared construct.
+pub(crate) fn reset_ring(team: &Team, base: u64, next: u64) {
+    if next == base {
+        return;
+    }
+    for (j, ws) in team.ws.iter().enumerate() {
+        let j = j as u64;
+        let r = WS_RING as u64;
+        // The smallest s >= next with s % WS_RING == j.
+        let s = next + (j + r - next % r) % r;
+        ws.left.store(0, Ordering::Relaxed);
+        // SAFETY: no member uses the entry any more.
+        unsafe { (*ws.mem.get()).clear() };
+        ws.state.store(4 * s, Ordering::Relaxed);
+    }
+}
+
 /// A member's entry into the construct made by [`prepare_first`].
 pub(crate) fn enter_prepared(ts: &ThreadState) {
     let s = ts.ws_next.get();

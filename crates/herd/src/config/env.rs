@@ -38,8 +38,11 @@ pub(crate) const TOPOLOGY: &str = "HERD_TOPOLOGY";
 pub(crate) const TRACE: &str = "HERD_TRACE";
 
 /// Every variable [`parse`] reads, and no other.
+/// `HERD_OMP_LIB`: where `herd run` finds herd's OpenMP library (read by
+/// the CLI, not by the runtime).
+pub(crate) const OMP_LIB: &str = "HERD_OMP_LIB";
 pub(crate) const KNOWN: &[&str] =
-    &[NUM_THREADS, PLACES, BIND, DISPATCH, WAIT, RESERVE, DISPLAY_ENV, TOPOLOGY, TRACE];
+    &[NUM_THREADS, PLACES, BIND, DISPATCH, WAIT, RESERVE, DISPLAY_ENV, TOPOLOGY, TRACE, OMP_LIB];
 
 const NUM_THREADS_FORMS: &str = "a positive integer (participants per region, master included)";
 const RESERVE_FORMS: &str = "a non-negative integer (cores left idle for the OS)";
