@@ -41,10 +41,12 @@ test: deps test-rust test-loom test-c test-omp
 test-rust:
 	$(CARGO) test --workspace --release
 
-# Model checks of the sleep/wake protocol and the latches (bounded).
+# Model checks of the sleep/wake protocol and the latches, and of herd-omp's
+# worksharing ring and barrier (bounded).
 test-loom:
 	RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) \
 	  $(CARGO) test -p herd --release --lib --target-dir target/loom -- sync::
+	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-omp --release --lib --target-dir target/loom -- loom_models
 
 # The C comparison programs must compile.
 test-c:

@@ -17,6 +17,8 @@ mod api;
 mod display;
 pub mod env;
 mod icv;
+#[cfg(all(test, loom))]
+mod loom_models;
 mod parallel;
 mod runtime;
 mod settings;
@@ -25,6 +27,7 @@ mod task;
 mod team;
 mod thread;
 mod unsupported;
+mod wait;
 mod ws;
 
 /// Reads the environment when the library is loaded, as libgomp does, so

@@ -21,14 +21,19 @@
 
 use crate::icv::ProcBind;
 use crate::task::Task;
+use crate::wait::{self, AtomicU32, AtomicUsize};
 use crate::ws::WorkShare;
 use crossbeam_utils::CachePadded;
 use herd::rt::PoolHandle;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Worksharing constructs a member may run ahead of the slowest (nowait).
+#[cfg(not(loom))]
 pub(crate) const WS_RING: usize = 8;
+/// A short ring under loom, so that recycling is explored.
+#[cfg(loom)]
+pub(crate) const WS_RING: usize = 2;
 const MAX_ROUNDS: usize = 16;
 
 /// The threads of one parallel region; see the module documentation.
@@ -134,7 +139,7 @@ impl Team {
                 let mine = &self.flags[me][k];
                 let reached = |v: u32| v.wrapping_sub(number) as i32 >= 0;
                 if !reached(mine.load(Ordering::Acquire)) {
-                    herd::rt::wait_until(|last| {
+                    wait::until(|last| {
                         let v = if last {
                             mine.fetch_add(0, Ordering::SeqCst)
                         } else {
@@ -146,7 +151,7 @@ impl Team {
             }
         }
         if !self.drained(epoch, false) {
-            herd::rt::wait_until(|last| self.drained(epoch, last));
+            wait::until(|last| self.drained(epoch, last));
         }
         number
     }

@@ -26,8 +26,9 @@ pub(crate) struct ThreadState {
     pub ordered_chunk: Cell<Option<(u64, u64)>>,
 }
 
-thread_local! {
-    static STATE: ThreadState = const {
+impl ThreadState {
+    /// The state of a thread outside any region.
+    pub(crate) const fn new() -> ThreadState {
         ThreadState {
             team: Cell::new(std::ptr::null()),
             num: Cell::new(0),
@@ -38,7 +39,11 @@ thread_local! {
             static_trip: Cell::new(0),
             ordered_chunk: Cell::new(None),
         }
-    };
+    }
+}
+
+thread_local! {
+    static STATE: ThreadState = const { ThreadState::new() };
 }
 
 /// Runs `f` with the calling thread's state.

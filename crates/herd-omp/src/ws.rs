@@ -24,8 +24,9 @@
 use crate::icv::{Sched, SchedKind};
 use crate::team::{Team, WS_RING};
 use crate::thread::{self, ThreadState};
+use crate::wait::{self, AtomicU32, AtomicU64};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// One entry of the team's worksharing ring.
 pub(crate) struct WorkShare {
@@ -172,7 +173,7 @@ fn enter<'t>(team: &'t Team, ts: &ThreadState) -> (&'t WorkShare, bool) {
     let free = 4 * s;
     let mut st = ws.state.load(Ordering::Acquire);
     if st < free {
-        herd::rt::wait_until(|last| {
+        wait::until(|last| {
             let v =
                 if last { ws.state.fetch_add(0, Ordering::SeqCst) } else { ws.state.load(Ordering::Acquire) };
             v >= free
@@ -197,7 +198,7 @@ fn publish(team: &Team, ws: &WorkShare, ts: &ThreadState) {
 fn await_ready(ws: &WorkShare, ts: &ThreadState) {
     let ready = 4 * ts.ws_cur.get() + 2;
     if ws.state.load(Ordering::Acquire) != ready {
-        herd::rt::wait_until(|last| {
+        wait::until(|last| {
             let v =
                 if last { ws.state.fetch_add(0, Ordering::SeqCst) } else { ws.state.load(Ordering::Acquire) };
             v == ready
@@ -408,7 +409,7 @@ fn finish_ordered_chunk(team: &Team, ws: &WorkShare, ts: &ThreadState) {
 
 fn wait_turn(ws: &WorkShare, a: u64) {
     if ws.turn.load(Ordering::Acquire) != a {
-        herd::rt::wait_until(|last| {
+        wait::until(|last| {
             let v =
                 if last { ws.turn.fetch_add(0, Ordering::SeqCst) } else { ws.turn.load(Ordering::Acquire) };
             v == a
@@ -460,6 +461,30 @@ fn chunk_of(s: Sched) -> u64 {
         SchedKind::Static | SchedKind::Auto => s.chunk.max(0) as u64,
         SchedKind::Dynamic | SchedKind::Guided => s.chunk.max(1) as u64,
     }
+}
+
+/// For the loom models: one member's part in a dynamic loop with explicit
+/// thread state — enter, initialise or wait, claim indices, leave.
+#[cfg(all(test, loom))]
+pub(crate) fn model_claims(team: &Team, ts: &ThreadState, p: LoopParams) -> Vec<u64> {
+    let (ws, init) = enter(team, ts);
+    if init {
+        init_loop(ws, p, None);
+        publish(team, ws, ts);
+    } else {
+        await_ready(ws, ts);
+    }
+    let count = ws.params().count;
+    let mut out = Vec::new();
+    loop {
+        let a = ws.next.fetch_add(1, Ordering::Relaxed);
+        if a >= count {
+            break;
+        }
+        out.push(a);
+    }
+    leave(team, ts);
+    out
 }
 
 // ------------------------------------------------------------- sections --
