@@ -8,7 +8,10 @@
 //!   naming the option, the variable, the value and the accepted forms.
 //! * The library is `$HERD_OMP_LIB` if set, else `libherd_omp.so` next to the
 //!   running `herd` executable (`target/release/` after `make omp`). By
-//!   default it is put first in `LD_PRELOAD`; with `--replace` the directory
+//!   default it is put first in `LD_PRELOAD` — its build named
+//!   `libgomp.so.1` from `gomp/` next to it when that exists, so that the
+//!   program's libgomp dependency resolves to the preloaded object and libgomp
+//!   itself is never loaded; with `--replace` the directory
 //!   `gomp/` next to it (which holds the same library named `libgomp.so.1`) is
 //!   put first in `LD_LIBRARY_PATH` instead, so the program's own libgomp
 //!   dependency resolves to herd. Existing values are kept after herd's.
@@ -110,7 +113,12 @@ pub fn run(args: &RunArgs) -> CliResult {
         let dir = gomp_dir(&library_path()?)?;
         ("LD_LIBRARY_PATH", prepend(&dir, "LD_LIBRARY_PATH", &[':', ';'])?)
     } else {
+        // Preload the build named libgomp.so.1 when it is there: the
+        // program's own libgomp.so.1 dependency is then satisfied by it (the
+        // loader matches the soname of an already loaded object), so libgomp
+        // is never loaded beside herd — no second runtime initialising itself.
         let lib = library()?;
+        let lib = gomp_dir(&lib).map(|d| d.join(GOMP_NAME)).unwrap_or(lib);
         ("LD_PRELOAD", prepend(&lib, "LD_PRELOAD", &[':', ' ', '\t', '\n'])?)
     };
     let Some((program, rest)) = args.command.split_first() else {
