@@ -281,23 +281,6 @@ impl DepTable {
             }
         }
     }
-
-    /// The unfinished predecessors `deps` would have (for included tasks,
-    /// which are not registered: they finish before the next sibling exists).
-    fn predecessors(&self, deps: &[(usize, bool)]) -> Vec<Arc<DepNode>> {
-        let mut preds = Vec::new();
-        for &(addr, is_in) in deps {
-            if let Some(e) = self.map.get(&addr) {
-                if is_in || e.readers.is_empty() {
-                    preds.extend(e.last_out.iter().cloned());
-                }
-                if !is_in {
-                    preds.extend(e.readers.iter().cloned());
-                }
-            }
-        }
-        preds
-    }
 }
 
 fn add_edge(pred: &Arc<DepNode>, node: &Arc<DepNode>, task: *const Task) {
@@ -313,10 +296,6 @@ fn add_edge(pred: &Arc<DepNode>, node: &Arc<DepNode>, task: *const Task) {
 }
 
 impl DepNode {
-    fn is_done(&self) -> bool {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).done
-    }
-
     /// Marks the node finished and makes ready successors runnable.
     fn finish(&self) {
         let successors = {
@@ -327,8 +306,19 @@ impl DepNode {
         for TaskPtr(t) in successors {
             // SAFETY: a successor stays alive until it runs, which needs this release.
             unsafe {
-                if (*t).npred.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    schedule(t);
+                if (*t).heap.get() {
+                    if (*t).npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+                        schedule(t);
+                    }
+                } else {
+                    // An included task waiting on its thread: wake it. Read
+                    // what waking needs first: it may return at once.
+                    let (runner, team) = ((*t).runner.load(Ordering::Relaxed), (*t).team.get());
+                    if (*t).npred.fetch_sub(1, Ordering::SeqCst) == 1 {
+                        if let Some(team) = team.as_ref() {
+                            team.wake(runner);
+                        }
+                    }
                 }
             }
         }
@@ -383,23 +373,37 @@ pub(crate) fn spawn(s: Spawn) {
     })
 }
 
-/// Runs a task at once on the encountering thread.
+/// Runs a task at once on the encountering thread. With dependences it is
+/// registered like a deferred sibling (so that later siblings order after
+/// it) and waits until its predecessors have finished; the last of them
+/// wakes it (see [`DepNode::finish`]).
 fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, deps: &[(usize, bool)]) {
-    if !deps.is_empty() {
-        // SAFETY: only the parent's thread touches its table.
-        let preds = unsafe { (*enc.parent.deps.get()).as_ref().map(|t| t.predecessors(deps)) };
-        for p in preds.unwrap_or_default() {
-            if !p.is_done() {
-                herd::rt::wait_until(|_| p.is_done());
-            }
-        }
-    }
     let task = Task::blank(enc.parent.icv.get());
     task.team.set(enc.parent.team.get());
     task.in_final.set(final_);
     task.runner.store(enc.num, Ordering::Relaxed);
     task.group.set(enc.parent.group.get());
     task.epoch.set(enc.parent.epoch.get());
+    let node = (!deps.is_empty()).then(|| {
+        let node = Arc::new(DepNode::default());
+        task.npred.store(1, Ordering::Relaxed);
+        // SAFETY: only the parent's thread (this one) touches its table.
+        unsafe {
+            let table = &mut *enc.parent.deps.get();
+            table.get_or_insert_with(Default::default).register(deps, &node, &task);
+        }
+        if task.npred.fetch_sub(1, Ordering::AcqRel) != 1 {
+            herd::rt::wait_until(|last| {
+                let v = if last {
+                    task.npred.fetch_add(0, Ordering::SeqCst)
+                } else {
+                    task.npred.load(Ordering::Acquire)
+                };
+                v == 0
+            });
+        }
+        node
+    });
     let saved = ts.task.replace(&task);
     let needs_copy = s.cpyfn.is_some() || s.patch.is_some();
     if needs_copy {
@@ -420,6 +424,9 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
     }
     task.wait_children();
     ts.task.set(saved);
+    if let Some(node) = node {
+        node.finish();
+    }
 }
 
 fn arg_layout(size: usize, align: usize) -> Layout {

@@ -11,6 +11,7 @@
  */
 #include "check.h"
 #include <stdint.h>
+#include <unistd.h>
 
 #define MAXT 64
 typedef unsigned long long ull;
@@ -436,12 +437,15 @@ static void depend_checks(void) {
                 }
             }
         }
-        /* depend + if(0): the undeferred task waits for its predecessors */
+        /* depend + if(0): the undeferred task waits for its predecessors
+         * (the last repetition long enough that a waiting thread goes to
+         * sleep and must be woken by the predecessor's completion) */
         for (int rep = 0; rep < 10; rep++) {
             int z = 0, seen = -1;
 #pragma omp task depend(out : z) shared(z)
             {
                 check_spin(20000);
+                if (rep == 9) usleep(5000);
                 z = rep + 1;
             }
 #pragma omp task if (0) depend(in : z) shared(z, seen)
