@@ -255,6 +255,31 @@ for ri in "${!rt_labels[@]}"; do
             printf '  %-10s %-26s %-8s %s\n' "$prog" "bindings" "$verdict" "$why"
         done
     fi
+    # ---- invalid environment values (herd only): the program must stop
+    # before main with a message naming the variable and the value ----
+    if [[ $rt == herd* ]]; then
+        echo "-- invalid OMP_*/HERD_* values under $rt"
+        for bad in "OMP_SCHEDULE=bogus" "OMP_NUM_THREADS=0" "OMP_PROC_BIND=sideways" "OMP_STACKSIZE=12Q" \
+            "OMP_MAX_ACTIVE_LEVELS=-1" "OMP_WAIT_POLICY=busy" "HERD_NUM_THREADS=x" "HERD_WAIT=spin:abc"; do
+            var=${bad%%=*} val=${bad#*=}
+            key="env|$var"
+            [ -n "${have_row[$key]:-}" ] || { rows+=("$key"); have_row[$key]=1; }
+            out="$build/logs/$rt/env.$var.log"
+            # shellcheck disable=SC2086
+            env "$bad" $rtenv timeout -k 5 "$timeout_s" "$build/bin/api" >"$out" 2>&1
+            rc=$?
+            total=$((total + 1))
+            if [ "$rc" = 1 ] && grep -q "$var" "$out" && grep -qF "\"$val\"" "$out" && ! grep -q '^ok ' "$out"; then
+                verdict=pass why="rejected"
+            else
+                verdict=FAIL why="exit $rc, expected 1 and a message naming $var and \"$val\" before main: $(head -c 200 "$out" | tr '\n' ' ')"
+                failed=$((failed + 1))
+                failures+=("$rt env $var: $why")
+            fi
+            result["$rt|$key"]=$verdict
+            printf '  %-10s %-26s %-8s %s\n' "env" "$var" "$verdict" "$why"
+        done
+    fi
     echo "   ($rt: $((SECONDS - t_rt)) s)"
 done
 
