@@ -70,6 +70,8 @@ pub(crate) struct Task {
     /// In a final task (`omp_in_final`): its descendants are included.
     pub in_final: Cell<bool>,
     heap: Cell<bool>,
+    /// An implicit task (a member's share of a region).
+    implicit: Cell<bool>,
     refs: AtomicUsize,
     /// Team number of the thread running it (whom a finishing child wakes).
     runner: AtomicUsize,
@@ -150,6 +152,7 @@ impl Task {
             parent: Cell::new(std::ptr::null()),
             in_final: Cell::new(false),
             heap: Cell::new(false),
+            implicit: Cell::new(false),
             refs: AtomicUsize::new(1),
             runner: AtomicUsize::new(0),
             group: Cell::new(std::ptr::null()),
@@ -175,6 +178,7 @@ impl Task {
         self.team.set(team);
         self.parent.set(std::ptr::null());
         self.in_final.set(false);
+        self.implicit.set(true);
         self.runner.store(num, Ordering::Relaxed);
         self.group.set(std::ptr::null());
         self.counted_in.set(std::ptr::null());
@@ -365,12 +369,29 @@ pub(crate) fn spawn(s: Spawn) {
             Vec::new()
         };
         let team = enc.team.filter(|t| t.n > 1);
-        let lazy = deps.is_empty() && team.is_some_and(|t| herd::rt::local_queue_len() >= t.n);
+        let lazy = deps.is_empty()
+            && team.is_some_and(|t| herd::rt::local_queue_len() >= lazy_threshold(enc.parent, t));
         match team {
             Some(team) if s.if_clause && !final_ && !lazy => defer(&enc, team, &s, &deps),
             _ => run_included(ts, &enc, &s, final_, &deps),
         }
     })
+}
+
+/// Queued tasks above which a new task (without dependences) is run at once
+/// instead of deferred. Tasks of explicit tasks — recursive task trees —
+/// use lazy task creation (one stealable task per member is kept, as
+/// herd's `join` does), so the fine-grained leaves cost a function call.
+/// An implicit task producing tasks in a loop (a `single` filling the
+/// queue) defers them all unless its queue is very long (64 per member, as
+/// libgomp bounds it): the others must be able to take every coarse task
+/// while the producer keeps producing.
+fn lazy_threshold(parent: &Task, team: &Team) -> usize {
+    if parent.implicit.get() {
+        64 * team.n
+    } else {
+        1
+    }
 }
 
 /// Runs a task at once on the encountering thread. With dependences it is
