@@ -10,11 +10,35 @@
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <omp.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#else
+/* Serial builds of the omp_* programs (compiled without -fopenmp): the
+ * pragmas are ignored and no OpenMP runtime is linked; these stand in for
+ * the few runtime calls the programs make. */
+static inline double omp_get_wtime(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_get_num_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+typedef struct { int unused; } omp_lock_t;
+static inline void omp_init_lock(omp_lock_t *l) { (void)l; }
+static inline void omp_destroy_lock(omp_lock_t *l) { (void)l; }
+static inline void omp_set_lock(omp_lock_t *l) { (void)l; }
+static inline void omp_unset_lock(omp_lock_t *l) { (void)l; }
+typedef enum { omp_proc_bind_false = 0, omp_proc_bind_true = 1 } omp_proc_bind_t;
+static inline omp_proc_bind_t omp_get_proc_bind(void) { return omp_proc_bind_false; }
+#endif
 
 /* Seconds since an arbitrary origin. */
 static inline double now(void) { return omp_get_wtime(); }
@@ -36,7 +60,11 @@ static inline double median(double *v, int n) {
 /* Which OpenMP runtime is really loaded: LLVM's libomp defines the
  * __kmpc_* entry points, even when loaded under the name libgomp.so.1. */
 static inline const char *omp_runtime(void) {
+#ifndef _OPENMP
+    return "serial";
+#else
     return dlsym(RTLD_DEFAULT, "__kmpc_fork_call") ? "libomp" : "libgomp";
+#endif
 }
 
 static inline void die(const char *bench, const char *msg) {
@@ -79,6 +107,82 @@ static inline void emit(const char *bench, const char *impl, const char *case_, 
 /* Integer argument i of argv, or `dflt` when absent. */
 static inline long arg_long(int argc, char **argv, int i, long dflt) {
     return argc > i ? atol(argv[i]) : dflt;
+}
+
+/* ---- Helpers of the omp_* programs (bench/src/bin/omp-compare.rs) ---- */
+
+/* Seconds since an arbitrary origin, from CLOCK_MONOTONIC: the same clock
+ * whatever the OpenMP runtime (or none) implements omp_get_wtime with. */
+static inline double mono_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The GOMP-ABI runtime really serving this process, for programs built with
+ * -fopenmp: `*lib` receives the real path of the shared object that
+ * provides GOMP_parallel (first in symbol lookup order, so LD_PRELOAD and
+ * LD_LIBRARY_PATH replacements are seen), and the result names it:
+ * "libomp" when that object defines __kmpc_fork_call (LLVM), "libgomp" when
+ * it defines GOMP_offload_register_ver (GNU, GCC >= 6), "other" otherwise
+ * (e.g. herd's libgomp.so.1; the driver checks the path). Serial builds:
+ * "serial" and an empty path. */
+static inline const char *omp_runtime_lib(char *lib, size_t size) {
+    lib[0] = 0;
+#ifndef _OPENMP
+    (void)size;
+    return "serial";
+#else
+    void *f = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+    Dl_info info;
+    if (!f || !dladdr(f, &info) || !info.dli_fname) return "unknown";
+    char real[PATH_MAX];
+    const char *path = realpath(info.dli_fname, real) ? real : info.dli_fname;
+    snprintf(lib, size, "%s", path);
+    void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h) return "unknown";
+    const char *name = dlsym(h, "__kmpc_fork_call")           ? "libomp"
+                       : dlsym(h, "GOMP_offload_register_ver") ? "libgomp"
+                                                               : "other";
+    dlclose(h);
+    return name;
+#endif
+}
+
+/* Participants of a parallel region and whether they run bound to distinct
+ * CPUs (serial builds: 1, unbound). Exits when the team is not `expect`. */
+static inline int team_bound(const char *bench, int expect) {
+#ifndef _OPENMP
+    if (expect != 1) {
+        fprintf(stderr, "%s: serial build, expected 1 thread\n", bench);
+        exit(1);
+    }
+    return 0;
+#else
+    return check_team(bench, expect);
+#endif
+}
+
+/* Prints one measurement of an omp_* program as a JSON line: the members of
+ * emit() plus "lib" (see omp_runtime_lib; quotes and backslashes in the
+ * path are replaced by '?'), with "impl" from omp_runtime_lib. */
+static inline void emit_omp(const char *bench, const char *case_, int threads, double value, const char *unit,
+                            int bound, const char *extra) {
+    char lib[PATH_MAX];
+    const char *impl = omp_runtime_lib(lib, sizeof lib);
+    for (char *c = lib; *c; c++)
+        if (*c == '"' || *c == '\\') *c = '?';
+    printf("{\"bench\":\"%s\",\"impl\":\"%s\",\"case\":\"%s\",\"threads\":%d,\"value\":%.9g,"
+           "\"unit\":\"%s\",\"ok\":true,\"bound\":%s,\"lib\":\"%s\"%s}\n",
+           bench, impl, case_, threads, value, unit, bound ? "true" : "false", lib, extra);
+    fflush(stdout);
+}
+
+/* Median, minimum and maximum of v[0..n) (sorts v). */
+static inline void summarize(double *v, int n, double *med, double *min, double *max) {
+    *med = median(v, n);
+    *min = v[0];
+    *max = v[n - 1];
 }
 
 #endif

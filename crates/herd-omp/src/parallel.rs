@@ -72,7 +72,10 @@ pub(crate) fn parallel(
     })
 }
 
-/// What every member needs to start.
+/// What every member needs to start. Copied into the region's closure, so
+/// that members read it from the lines the region post already brought them
+/// rather than from the master's busy stack.
+#[derive(Clone, Copy)]
 struct Spec {
     f: RegionFn,
     data: *mut c_void,
@@ -112,13 +115,14 @@ fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, active: u32) {
         setup(team, ts, spec, active);
         let (ws_end, epoch_end) = (Cell::new(0), Cell::new(0));
         let ends = EndCells(&ws_end, &epoch_end);
+        let spec = *spec;
         herd::rt::broadcast_n(
             &root.pool,
             n,
-            |ctx| {
+            move |ctx| {
                 let i = ctx.index();
                 thread::with(|mts| {
-                    let end = member(team, mts, i, spec);
+                    let end = member(team, mts, i, &spec);
                     if i == 0 {
                         ends.set(end);
                     }

@@ -1,0 +1,589 @@
+/* Overheads of the OpenMP synchronisation and loop-scheduling constructs,
+ * measured the EPCC way (EPCC OpenMP micro-benchmark suite, syncbench and
+ * schedbench; this is an independent implementation of that method).
+ *
+ * usage: omp_epcc [--samples N] [--target-ms T] [--delay-us D] [--only a,b,...]
+ *
+ * Method. A "delay" is a dependent chain of float additions calibrated to
+ * take D µs (default 0.1, EPCC's default). For each construct, the test
+ * executes the construct `innerreps` times around the delay (e.g. a
+ * `parallel` region whose body is one delay), and the reference executes the
+ * same delays without the construct, on one thread. innerreps starts at 8
+ * and doubles until a test takes at least T ms (default 2; the least of 3
+ * tries at each size). Then N outer
+ * samples (default 20, EPCC's default) each time the reference and the test
+ * (one after the other, same innerreps); the overhead of the construct is
+ * median(test) - median(reference), per construct execution, in
+ * microseconds (EPCC's "median overhead"). The samples' spread is reported
+ * as min/max of test_k - median(reference).
+ *
+ * Constructs (2 threads: one delay per thread per construct, as EPCC):
+ *   parallel      #pragma omp parallel { delay }
+ *   for           inside one parallel: #pragma omp for (nthreads iterations,
+ *                 default schedule = static), one delay per iteration, with
+ *                 its implied barrier
+ *   parallel_for  #pragma omp parallel for over nthreads iterations
+ *   barrier       inside one parallel: delay; #pragma omp barrier
+ *   single        inside one parallel: #pragma omp single { delay }
+ *   critical      inside one parallel, innerreps/nthreads per thread:
+ *                 #pragma omp critical { delay }
+ *   lock          the same with omp_set_lock / omp_unset_lock
+ *   atomic        innerreps/nthreads per thread: #pragma omp atomic x += 1.0
+ *                 (double; GCC compiles it inline as a compare-and-swap
+ *                 loop, so no runtime call is involved); its reference is a
+ *                 chain of innerreps double additions
+ *   reduction     #pragma omp parallel reduction(+:x) { delay; x += 1 };
+ *                 reference: delay; x += 1
+ *   sched_static, sched_static_1, sched_dynamic_1, sched_dynamic_16,
+ *   sched_guided_1
+ *                 schedbench: inside one parallel, #pragma omp for
+ *                 schedule(static | static,1 | dynamic,1 | dynamic,16 |
+ *                 guided,1) over 128 iterations per thread, one delay per
+ *                 iteration; reference: 128 delays. Overhead per loop.
+ *                 (EPCC's schedbench default is 1024 iterations per thread;
+ *                 128 keeps the noise from unequal vCPU speeds, a few % of
+ *                 the loop's time, small against the scheduling costs.)
+ *   pingpong      not a construct: the floor. Inside one region (whose
+ *                 cost is not timed) threads 0 and 1 bounce one cache line
+ *                 innerreps times, one round trip each (what any 2-thread
+ *                 fork-join or barrier must at least pay on this machine);
+ *                 reference: the same stores on one thread. Watching it
+ *                 round by round tells hardware/VM variation (e.g. where the
+ *                 hypervisor puts the vCPUs) from runtime costs.
+ *
+ * Every construct is also checked, untimed, by a variant that verifies its
+ * semantics (team size, each iteration once, barrier ordering, single
+ * executed once, mutual exclusion of critical and lock, atomicity, the
+ * reduction's value); a failure exits with status 1.
+ *
+ * Output: one JSON line per construct (bench "omp_epcc", case = construct,
+ * value = overhead in µs, plus test_us, ref_us, min, max, innerreps,
+ * samples, delay_us). Built without -fopenmp (omp_epcc_serial) every
+ * construct is a no-op: the "overheads" then show the floor of the method. */
+#include "bench.h"
+
+#define MAXT 64
+#define PAD 16 /* longs: 128 bytes between per-thread counters */
+#define ITERS_PER_THREAD 128
+#define MAX_SAMPLES 1000
+
+static const char *bench = "omp_epcc";
+static int nthreads;
+static long delaylength;
+static omp_lock_t lock;
+
+/* ---- delay ---- */
+
+__attribute__((noinline)) static void delay(long n) {
+    float a = 0.0f;
+    for (long i = 0; i < n; i++) a += (float)i;
+    __asm__ volatile("" ::"x"(a));
+}
+
+/* Seconds per delay(n), the least of a few measurements. */
+static double time_delay(long n) {
+    double best = 1e30;
+    for (int k = 0; k < 5; k++) {
+        double t0 = mono_now();
+        for (int i = 0; i < 2000; i++) delay(n);
+        double t = (mono_now() - t0) / 2000;
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+/* The delay length (iterations) that takes `us` microseconds. */
+static long calibrate_delay(double us) {
+    long n = 1;
+    while (time_delay(n) * 1e6 < us && n < (1L << 30)) n = n * 11 / 10 + 1;
+    return n;
+}
+
+/* ---- timed tests and their references: seconds for `reps` constructs ---- */
+
+static double ref_delay(long reps) {
+    double t0 = mono_now();
+    for (long j = 0; j < reps; j++) delay(delaylength);
+    return mono_now() - t0;
+}
+
+static double ref_atomic(long reps) {
+    double x = 0.0;
+    double t0 = mono_now();
+    for (long j = 0; j < reps; j++) {
+        x += 1.0;
+        __asm__ volatile("" : "+x"(x));
+    }
+    double t = mono_now() - t0;
+    if (x != (double)reps) die(bench, "reference atomic loop miscounted");
+    return t;
+}
+
+static double ref_reduction(long reps) {
+    int x = 0;
+    double t0 = mono_now();
+    for (long j = 0; j < reps; j++) {
+        delay(delaylength);
+        x += 1;
+        __asm__ volatile("" : "+r"(x));
+    }
+    return mono_now() - t0;
+}
+
+static double ref_sched(long reps) {
+    double t0 = mono_now();
+    for (long j = 0; j < reps; j++)
+        for (int i = 0; i < ITERS_PER_THREAD; i++) delay(delaylength);
+    return mono_now() - t0;
+}
+
+static double test_parallel(long reps) {
+    double t0 = mono_now();
+    for (long j = 0; j < reps; j++) {
+#pragma omp parallel
+        delay(delaylength);
+    }
+    return mono_now() - t0;
+}
+
+static double test_for(long reps) {
+    int nt = nthreads;
+    double t0 = mono_now();
+#pragma omp parallel
+    for (long j = 0; j < reps; j++) {
+#pragma omp for
+        for (int i = 0; i < nt; i++) delay(delaylength);
+    }
+    return mono_now() - t0;
+}
+
+static double test_parallel_for(long reps) {
+    int nt = nthreads;
+    double t0 = mono_now();
+    for (long j = 0; j < reps; j++) {
+#pragma omp parallel for
+        for (int i = 0; i < nt; i++) delay(delaylength);
+    }
+    return mono_now() - t0;
+}
+
+static double test_barrier(long reps) {
+    double t0 = mono_now();
+#pragma omp parallel
+    for (long j = 0; j < reps; j++) {
+        delay(delaylength);
+#pragma omp barrier
+    }
+    return mono_now() - t0;
+}
+
+static double test_single(long reps) {
+    double t0 = mono_now();
+#pragma omp parallel
+    for (long j = 0; j < reps; j++) {
+#pragma omp single
+        delay(delaylength);
+    }
+    return mono_now() - t0;
+}
+
+static double test_critical(long reps) {
+    long per_thread = reps / nthreads;
+    double t0 = mono_now();
+#pragma omp parallel
+    for (long j = 0; j < per_thread; j++) {
+#pragma omp critical
+        delay(delaylength);
+    }
+    return mono_now() - t0;
+}
+
+static double test_lock(long reps) {
+    long per_thread = reps / nthreads;
+    double t0 = mono_now();
+#pragma omp parallel
+    for (long j = 0; j < per_thread; j++) {
+        omp_set_lock(&lock);
+        delay(delaylength);
+        omp_unset_lock(&lock);
+    }
+    return mono_now() - t0;
+}
+
+static double atomic_x;
+
+static double test_atomic(long reps) {
+    long per_thread = reps / nthreads;
+    atomic_x = 0.0;
+    double t0 = mono_now();
+#pragma omp parallel
+    for (long j = 0; j < per_thread; j++) {
+#pragma omp atomic
+        atomic_x += 1.0;
+    }
+    double t = mono_now() - t0;
+    if (atomic_x != (double)(per_thread * nthreads)) die(bench, "atomic: lost updates");
+    return t;
+}
+
+static double test_reduction(long reps) {
+    int x = 0;
+    double t0 = mono_now();
+    for (long j = 0; j < reps; j++) {
+#pragma omp parallel reduction(+ : x)
+        {
+            delay(delaylength);
+            x += 1;
+        }
+    }
+    double t = mono_now() - t0;
+    if (x != reps * nthreads) die(bench, "reduction: wrong sum");
+    return t;
+}
+
+/* The hardware floor: inside one region (not timed), thread 0 and thread 1
+ * bounce one cache line (a counter each increments in turn) `reps` times;
+ * thread 0 times it. One round trip per rep; no runtime call. */
+static long pingpong_flag __attribute__((aligned(128)));
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("pause" ::: "memory");
+#else
+    __asm__ volatile("" ::: "memory");
+#endif
+}
+
+static double test_pingpong(long reps) {
+    double t = 0;
+    pingpong_flag = 0;
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num(), n = omp_get_num_threads();
+#pragma omp barrier
+        if (me == 0) {
+            double t0 = mono_now();
+            for (long j = 0; j < reps; j++) {
+                __atomic_store_n(&pingpong_flag, 2 * j + 1, __ATOMIC_RELEASE);
+                if (n == 1) __atomic_store_n(&pingpong_flag, 2 * j + 2, __ATOMIC_RELEASE);
+                while (__atomic_load_n(&pingpong_flag, __ATOMIC_ACQUIRE) != 2 * j + 2) cpu_relax();
+            }
+            t = mono_now() - t0;
+        } else if (me == 1) {
+            for (long j = 0; j < reps; j++) {
+                while (__atomic_load_n(&pingpong_flag, __ATOMIC_ACQUIRE) != 2 * j + 1) cpu_relax();
+                __atomic_store_n(&pingpong_flag, 2 * j + 2, __ATOMIC_RELEASE);
+            }
+        }
+    }
+    return t;
+}
+
+/* Its reference: the same stores and loads on one thread, no partner. */
+static double ref_pingpong(long reps) {
+    pingpong_flag = 0;
+    double t0 = mono_now();
+    for (long j = 0; j < reps; j++) {
+        __atomic_store_n(&pingpong_flag, 2 * j + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&pingpong_flag, 2 * j + 2, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&pingpong_flag, __ATOMIC_ACQUIRE) != 2 * j + 2) cpu_relax();
+    }
+    return mono_now() - t0;
+}
+
+static const char *check_pingpong(void) {
+    test_pingpong(1000);
+    return pingpong_flag == 2000 ? NULL : "pingpong: wrong final count";
+}
+
+#define SCHED_TEST(fname, clause)                                                                                 \
+    static double fname(long reps) {                                                                              \
+        int n = ITERS_PER_THREAD * nthreads;                                                                      \
+        double t0 = mono_now();                                                                                   \
+        _Pragma("omp parallel") for (long j = 0; j < reps; j++) {                                                 \
+            _Pragma(clause) for (int i = 0; i < n; i++) delay(delaylength);                                       \
+        }                                                                                                         \
+        return mono_now() - t0;                                                                                   \
+    }
+
+SCHED_TEST(test_sched_static, "omp for schedule(static)")
+SCHED_TEST(test_sched_static_1, "omp for schedule(static, 1)")
+SCHED_TEST(test_sched_dynamic_1, "omp for schedule(dynamic, 1)")
+SCHED_TEST(test_sched_dynamic_16, "omp for schedule(dynamic, 16)")
+SCHED_TEST(test_sched_guided_1, "omp for schedule(guided, 1)")
+
+/* ---- semantic checks (untimed): NULL when right, else what is wrong ---- */
+
+#define CHECK_REPS 1000
+static long cnt[MAXT * PAD];
+static volatile long shared_count;
+static int hits[ITERS_PER_THREAD * MAXT];
+static volatile int failed;
+
+static void reset(void) {
+    memset(cnt, 0, sizeof cnt);
+    memset(hits, 0, sizeof hits);
+    shared_count = 0;
+    failed = 0;
+}
+
+static const char *check_team_size(void) {
+    reset();
+    for (int j = 0; j < CHECK_REPS; j++) {
+#pragma omp parallel
+        {
+            int t = omp_get_thread_num();
+            if (omp_get_num_threads() != nthreads || t >= MAXT) failed = 1;
+            else cnt[t * PAD]++;
+        }
+    }
+    if (failed) return "a region ran with the wrong team";
+    for (int t = 0; t < nthreads; t++)
+        if (cnt[t * PAD] != CHECK_REPS) return "a thread missed regions";
+    return NULL;
+}
+
+/* Every iteration of 0..n ran exactly `times` times. */
+static const char *check_hits(int n, int times) {
+    for (int i = 0; i < n; i++)
+        if (hits[i] != times) return "an iteration ran a wrong number of times";
+    return NULL;
+}
+
+static const char *check_for(void) {
+    reset();
+    int n = 4 * nthreads;
+#pragma omp parallel
+    for (int j = 0; j < CHECK_REPS; j++) {
+#pragma omp for
+        for (int i = 0; i < n; i++) hits[i]++;
+        /* implied barrier: every iteration of this loop is done */
+        for (int i = 0; i < n; i++)
+            if (hits[i] < j + 1) failed = 1;
+#pragma omp barrier
+    }
+    return failed ? "for: iterations not done at the implied barrier" : check_hits(n, CHECK_REPS);
+}
+
+static const char *check_parallel_for(void) {
+    reset();
+    int n = 4 * nthreads;
+    for (int j = 0; j < CHECK_REPS; j++) {
+#pragma omp parallel for
+        for (int i = 0; i < n; i++) hits[i]++;
+    }
+    return check_hits(n, CHECK_REPS);
+}
+
+static const char *check_barrier(void) {
+    reset();
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+        for (long j = 0; j < CHECK_REPS; j++) {
+            __atomic_store_n(&cnt[me * PAD], j + 1, __ATOMIC_RELAXED);
+#pragma omp barrier
+            for (int t = 0; t < nthreads; t++)
+                if (__atomic_load_n(&cnt[t * PAD], __ATOMIC_RELAXED) < j + 1) failed = 1;
+#pragma omp barrier
+        }
+    }
+    return failed ? "barrier: a thread passed before all arrived" : NULL;
+}
+
+static const char *check_single(void) {
+    reset();
+#pragma omp parallel
+    for (long j = 0; j < CHECK_REPS; j++) {
+#pragma omp single
+        shared_count = shared_count + 1;
+        /* implied barrier: this single has run */
+        if (shared_count < j + 1) failed = 1;
+    }
+    if (failed) return "single: not done at its implied barrier";
+    return shared_count == CHECK_REPS ? NULL : "single: executed a wrong number of times";
+}
+
+/* Non-atomic read-modify-write with a delay in between: any overlap of two
+ * critical sections loses an update. */
+static const char *check_critical(void) {
+    reset();
+#pragma omp parallel
+    for (int j = 0; j < CHECK_REPS; j++) {
+#pragma omp critical
+        {
+            long v = shared_count;
+            delay(delaylength);
+            shared_count = v + 1;
+        }
+    }
+    return shared_count == (long)CHECK_REPS * nthreads ? NULL : "critical: no mutual exclusion";
+}
+
+static const char *check_lock(void) {
+    reset();
+#pragma omp parallel
+    for (int j = 0; j < CHECK_REPS; j++) {
+        omp_set_lock(&lock);
+        long v = shared_count;
+        delay(delaylength);
+        shared_count = v + 1;
+        omp_unset_lock(&lock);
+    }
+    return shared_count == (long)CHECK_REPS * nthreads ? NULL : "lock: no mutual exclusion";
+}
+
+static const char *check_atomic(void) {
+    double x = 0.0;
+#pragma omp parallel
+    for (int j = 0; j < 100 * CHECK_REPS; j++) {
+#pragma omp atomic
+        x += 1.0;
+    }
+    return x == 100.0 * CHECK_REPS * nthreads ? NULL : "atomic: lost updates";
+}
+
+static const char *check_reduction(void) {
+    for (int j = 0; j < CHECK_REPS; j++) {
+        long x = j;
+#pragma omp parallel reduction(+ : x)
+        x += omp_get_thread_num() + 1;
+        if (x != j + (long)nthreads * (nthreads + 1) / 2) return "reduction: wrong value";
+    }
+    return NULL;
+}
+
+#define SCHED_CHECK(fname, clause)                                                                                \
+    static const char *fname(void) {                                                                              \
+        reset();                                                                                                  \
+        int n = ITERS_PER_THREAD * nthreads;                                                                      \
+        _Pragma("omp parallel") for (int j = 0; j < 20; j++) {                                                    \
+            _Pragma(clause) for (int i = 0; i < n; i++) hits[i]++;                                                \
+            for (int i = 0; i < n; i++)                                                                           \
+                if (hits[i] < j + 1) failed = 1;                                                                  \
+            _Pragma("omp barrier")                                                                                \
+        }                                                                                                         \
+        return failed ? "loop: iterations not done at the implied barrier" : check_hits(n, 20);                   \
+    }
+
+SCHED_CHECK(check_sched_static, "omp for schedule(static)")
+SCHED_CHECK(check_sched_static_1, "omp for schedule(static, 1)")
+SCHED_CHECK(check_sched_dynamic_1, "omp for schedule(dynamic, 1)")
+SCHED_CHECK(check_sched_dynamic_16, "omp for schedule(dynamic, 16)")
+SCHED_CHECK(check_sched_guided_1, "omp for schedule(guided, 1)")
+
+/* ---- driver ---- */
+
+struct construct {
+    const char *name;
+    double (*test)(long reps);
+    double (*ref)(long reps);
+    const char *(*check)(void);
+};
+
+static const struct construct CONSTRUCTS[] = {
+    {"parallel", test_parallel, ref_delay, check_team_size},
+    {"for", test_for, ref_delay, check_for},
+    {"parallel_for", test_parallel_for, ref_delay, check_parallel_for},
+    {"barrier", test_barrier, ref_delay, check_barrier},
+    {"single", test_single, ref_delay, check_single},
+    {"critical", test_critical, ref_delay, check_critical},
+    {"lock", test_lock, ref_delay, check_lock},
+    {"atomic", test_atomic, ref_atomic, check_atomic},
+    {"reduction", test_reduction, ref_reduction, check_reduction},
+    {"sched_static", test_sched_static, ref_sched, check_sched_static},
+    {"sched_static_1", test_sched_static_1, ref_sched, check_sched_static_1},
+    {"sched_dynamic_1", test_sched_dynamic_1, ref_sched, check_sched_dynamic_1},
+    {"sched_dynamic_16", test_sched_dynamic_16, ref_sched, check_sched_dynamic_16},
+    {"sched_guided_1", test_sched_guided_1, ref_sched, check_sched_guided_1},
+    {"pingpong", test_pingpong, ref_pingpong, check_pingpong},
+};
+#define NCONSTRUCTS (int)(sizeof CONSTRUCTS / sizeof CONSTRUCTS[0])
+
+/* Whether `name` is in the comma-separated list `only` (NULL: all). */
+static int selected(const char *only, const char *name) {
+    if (!only) return 1;
+    size_t len = strlen(name);
+    for (const char *p = only; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && !strncmp(p, name, len)) return 1;
+        p += n + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: omp_epcc [--samples N] [--target-ms T] [--delay-us D] [--only a,b,...]\nconstructs:");
+    for (int c = 0; c < NCONSTRUCTS; c++) fprintf(stderr, " %s", CONSTRUCTS[c].name);
+    fprintf(stderr, "\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    int samples = 20;
+    double target_ms = 2.0, delay_us = 0.1;
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 >= argc) usage();
+        if (!strcmp(argv[i], "--samples")) samples = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--target-ms")) target_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--delay-us")) delay_us = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--only")) only = argv[++i];
+        else usage();
+    }
+    if (samples < 1 || samples > MAX_SAMPLES || !(target_ms > 0) || !(delay_us > 0)) usage();
+    for (int c = 0, found = 0; only && c <= NCONSTRUCTS; c++) {
+        if (c == NCONSTRUCTS && !found) usage();
+        if (c < NCONSTRUCTS) found += selected(only, CONSTRUCTS[c].name);
+    }
+
+    nthreads = omp_get_max_threads();
+    if (nthreads > MAXT) die(bench, "too many threads");
+    int bound = team_bound(bench, nthreads);
+    omp_init_lock(&lock);
+    delaylength = calibrate_delay(delay_us);
+    double delay_real_us = time_delay(delaylength) * 1e6;
+
+    for (int c = 0; c < NCONSTRUCTS; c++) {
+        const struct construct *k = &CONSTRUCTS[c];
+        if (!selected(only, k->name)) continue;
+        const char *err = k->check();
+        if (err) die(bench, err);
+
+        /* innerreps: a multiple of nthreads, doubled until a test takes
+         * target_ms (the least of 3 tries, so that one preemption does not
+         * stop the doubling early) */
+        long reps = 8 * nthreads;
+        for (;;) {
+            double best = 1e30;
+            for (int i = 0; i < 3; i++) {
+                double t = k->test(reps);
+                if (t < best) best = t;
+            }
+            if (best >= target_ms * 1e-3 || reps >= (1L << 40)) break;
+            reps *= 2;
+        }
+        k->ref(reps); /* warm-up of the reference */
+
+        double test[MAX_SAMPLES], ref[MAX_SAMPLES], over[MAX_SAMPLES];
+        for (int s = 0; s < samples; s++) {
+            ref[s] = k->ref(reps) / (double)reps * 1e6;
+            test[s] = k->test(reps) / (double)reps * 1e6;
+        }
+        double ref_med = median(ref, samples);
+        for (int s = 0; s < samples; s++) over[s] = test[s] - ref_med;
+        double over_med, over_min, over_max;
+        summarize(over, samples, &over_med, &over_min, &over_max);
+        double test_med = median(test, samples);
+
+        char extra[400];
+        snprintf(extra, sizeof extra,
+                 ",\"test_us\":%.9g,\"ref_us\":%.9g,\"min\":%.9g,\"max\":%.9g,\"samples\":%d,\"innerreps\":%ld,"
+                 "\"delay_us\":%.6g,\"delaylength\":%ld",
+                 test_med, ref_med, over_min, over_max, samples, reps, delay_real_us, delaylength);
+        emit_omp(bench, k->name, nthreads, test_med - ref_med, "us", bound, extra);
+    }
+    omp_destroy_lock(&lock);
+    return 0;
+}
