@@ -63,7 +63,7 @@ impl ProcBind {
 }
 
 /// The ICVs of one task's data environment.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Icv {
     /// `nthreads-var` (for regions this task encounters).
     pub nthreads: u32,

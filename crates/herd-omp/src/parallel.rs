@@ -72,17 +72,26 @@ pub(crate) fn parallel(
     })
 }
 
-/// What every member needs to start. Copied into the region's closure, so
-/// that members read it from the lines the region post already brought them
-/// rather than from the master's busy stack.
+/// What every member needs to start; kept in the team (see `Team::spec`).
 #[derive(Clone, Copy)]
-struct Spec {
+pub(crate) struct Spec {
     f: RegionFn,
     data: *mut c_void,
     first: Option<LoopParams>,
     child: Icv,
     level: u32,
     bind: ProcBind,
+}
+
+impl PartialEq for Spec {
+    fn eq(&self, o: &Spec) -> bool {
+        self.f as usize == o.f as usize
+            && self.data == o.data
+            && self.first == o.first
+            && self.child == o.child
+            && self.level == o.level
+            && self.bind == o.bind
+    }
 }
 
 // SAFETY: `data` is gcc's argument block, shared by design among the members.
@@ -103,6 +112,7 @@ fn setup(team: &Team, ts: &ThreadState, spec: &Spec, active: u32) {
     put(&team.parent, ts.team.get());
     put(&team.parent_num, ts.num.get());
     put(&team.bind, spec.bind);
+    put(&team.spec, Some(*spec));
     if let Some(p) = spec.first {
         ws::prepare_first(team, p);
     }
@@ -113,44 +123,40 @@ fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, active: u32) {
         // SAFETY: we hold the pool's master role.
         let team = unsafe { root.team(n) };
         setup(team, ts, spec, active);
-        let (ws_end, epoch_end) = (Cell::new(0), Cell::new(0));
-        let ends = EndCells(&ws_end, &epoch_end);
-        let spec = *spec;
-        herd::rt::broadcast_n(
-            &root.pool,
-            n,
-            move |ctx| {
-                let i = ctx.index();
-                thread::with(|mts| {
-                    let end = member(team, mts, i, &spec);
-                    if i == 0 {
-                        ends.set(end);
-                    }
-                })
-            },
-            &|last| team.all_drained(last),
-        );
-        if ws_end.get() != team.ws_base.get() {
-            ws::reset_ring(team, team.ws_base.get(), ws_end.get());
-            team.ws_base.set(ws_end.get());
+        // SAFETY: `share` only reads the team, which outlives the region,
+        // and each member touches only its own implicit task.
+        unsafe {
+            herd::rt::broadcast_raw(&root.pool, n, share, team as *const Team as *const (), &|last| {
+                team.all_drained(last)
+            })
+        };
+        let (ws_end, epoch_end) = team.end.get();
+        if ws_end != team.ws_base.get() {
+            ws::reset_ring(team, team.ws_base.get(), ws_end);
+            team.ws_base.set(ws_end);
         }
-        if epoch_end.get() != team.epoch_base.get() {
-            team.epoch_base.set(epoch_end.get());
+        if epoch_end != team.epoch_base.get() {
+            team.epoch_base.set(epoch_end);
         }
     });
 }
 
-/// The master's end-of-region numbering, written only by member 0.
-struct EndCells<'a>(&'a Cell<u64>, &'a Cell<u32>);
-
-impl EndCells<'_> {
-    fn set(&self, (ws, epoch): (u64, u32)) {
-        self.0.set(ws);
-        self.1.set(epoch);
-    }
+/// A member's share of a region: `data` is the team.
+///
+/// # Safety
+/// `data` points to the team of a running region, whose `spec` is set.
+unsafe fn share(data: *const (), ctx: herd::BroadcastContext) {
+    // SAFETY: the caller's contract.
+    let team = unsafe { &*(data as *const Team) };
+    let i = ctx.index();
+    let spec = team.spec.get().expect("a region's team has its spec");
+    thread::with(|ts| {
+        let end = member(team, ts, i, &spec);
+        if i == 0 {
+            team.end.set(end);
+        }
+    })
 }
-// SAFETY: only member 0 (the master, the thread that owns the cells) writes them.
-unsafe impl Sync for EndCells<'_> {}
 
 /// Member `i`'s implicit task; returns its final worksharing and barrier numbers.
 fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {

@@ -20,6 +20,7 @@
 //! about half a cache-line round trip per barrier.
 
 use crate::icv::ProcBind;
+use crate::parallel::Spec;
 use crate::task::Task;
 use crate::wait::{self, AtomicU32, AtomicUsize};
 use crate::ws::WorkShare;
@@ -61,6 +62,12 @@ pub(crate) struct Team {
     /// (written by the master between regions).
     pub ws_base: Cell<u64>,
     pub epoch_base: Cell<u32>,
+    /// What the members run (written by the master before a region, and
+    /// only when it differs from the previous region's, so that members of
+    /// repeated regions find it in their caches).
+    pub spec: Cell<Option<Spec>>,
+    /// The master's worksharing and barrier numbers at the end of its share.
+    pub end: CachePadded<Cell<(u64, u32)>>,
 }
 
 // SAFETY: the `Cell` fields are written only by the master between regions
@@ -89,6 +96,8 @@ impl Team {
             implicit: (0..n).map(|_| CachePadded::new(Task::implicit_blank())).collect(),
             ws_base: Cell::new(0),
             epoch_base: Cell::new(0),
+            spec: Cell::new(None),
+            end: CachePadded::new(Cell::new((0, 0))),
         }
     }
 

@@ -50,7 +50,7 @@ pub(crate) struct WorkShare {
 unsafe impl Sync for WorkShare {}
 
 /// A loop's iteration space, normalised to indices `0..count`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LoopParams {
     pub count: u64,
     pub kind: SchedKind,
@@ -62,7 +62,7 @@ pub(crate) struct LoopParams {
 }
 
 /// The original loop: `start + i * incr`, signed (`long`) or unsigned.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Space {
     Long { start: i64, incr: i64 },
     Ull { start: u64, incr: u64 },

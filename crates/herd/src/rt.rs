@@ -63,6 +63,35 @@ where
     });
 }
 
+/// Like [`broadcast_n`], but each share calls `func(data, ctx)` directly:
+/// the function and data pointers travel in the region post itself (the
+/// participant's port line), so a participant reads nothing else to start —
+/// no closure on the master's stack. For runtimes whose per-region state
+/// lives in long-lived, rarely written memory (herd-omp's teams).
+///
+/// # Safety
+/// Calling `func(data, ctx)` on any participant, concurrently, during the
+/// call must be sound (`data` is shared and must outlive the call).
+///
+/// # Panics
+/// If `n` is 0 or larger than the pool.
+pub unsafe fn broadcast_raw(
+    pool: &Pool,
+    n: usize,
+    func: unsafe fn(*const (), BroadcastContext),
+    data: *const (),
+    drain: &dyn Fn(bool) -> bool,
+) {
+    assert!(
+        n >= 1 && n <= pool.num_threads(),
+        "broadcast_raw: {n} participants for a pool of {}",
+        pool.num_threads()
+    );
+    let reg = pool.registry();
+    // SAFETY: the caller's contract.
+    reg.enter_local(|| unsafe { reg.broadcast_raw(n, func, data, drain) });
+}
+
 /// Waits until `done(_)` holds; see the module documentation for the
 /// contract on `done(true)`. On a participant of a pool, jobs are run while
 /// waiting and the thread sleeps on its slot's parker (woken by

@@ -110,3 +110,35 @@ fn hooks_off_the_pool() {
     let n = AtomicUsize::new(0);
     rt::wait_until(|_| n.fetch_add(1, Ordering::Relaxed) > 100);
 }
+
+/// `broadcast_raw` runs `func(data, ctx)` once per participant, and a panic
+/// in a share reaches the caller with the pool still usable.
+#[test]
+fn broadcast_raw_runs_each_share_once_and_propagates_panics() {
+    let p = pool(3);
+    let hits: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(0)).collect();
+    unsafe fn share(data: *const (), ctx: herd::BroadcastContext) {
+        // SAFETY: `data` is the test's `hits`, alive for the call.
+        let hits = unsafe { &*(data as *const Vec<AtomicUsize>) };
+        hits[ctx.index()].fetch_add(1, Ordering::SeqCst);
+    }
+    for n in 1..=3 {
+        // SAFETY: `share` only touches `hits`, which outlives the call.
+        unsafe { rt::broadcast_raw(&p, n, share, &hits as *const _ as *const (), &|_| true) };
+    }
+    let counts: Vec<usize> = hits.iter().map(|h| h.load(Ordering::SeqCst)).collect();
+    assert_eq!(counts, [3, 2, 1]);
+
+    unsafe fn boom(_: *const (), ctx: herd::BroadcastContext) {
+        if ctx.index() == 1 {
+            panic!("share 1 fails");
+        }
+    }
+    // SAFETY: `boom` touches nothing.
+    let r =
+        std::panic::catch_unwind(|| unsafe { rt::broadcast_raw(&p, 3, boom, std::ptr::null(), &|_| true) });
+    assert!(r.is_err());
+    // SAFETY: as above.
+    unsafe { rt::broadcast_raw(&p, 3, share, &hits as *const _ as *const (), &|_| true) };
+    assert_eq!(hits[2].load(Ordering::SeqCst), 2);
+}

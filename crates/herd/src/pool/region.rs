@@ -232,6 +232,50 @@ impl Registry {
             let timing = timed.then(|| RegionTiming { fpt: t, pct: vec![t] });
             return (vec![r], timing);
         }
+        // What the shares read — the closure and the result slots — sits alone
+        // on its cache lines, so that the master's own stack traffic (its
+        // share, its wait loop) never invalidates a line the workers read.
+        let job = Job {
+            f,
+            results: Results::<R>(
+                (0..n).map(|_| ResultSlot(UnsafeCell::new(MaybeUninit::uninit()))).collect(),
+            ),
+        };
+        let share =
+            Share { func: Job::<F, R>::run, data: &job as *const Job<F, R> as *const (), size: n, timed };
+        let (fpt, panicked, pct) = self.run_region(share, drain);
+        if let Some(p) = panicked.first {
+            for (i, slot) in job.results.0.iter().enumerate() {
+                if !panicked.shares.contains(&i) {
+                    // SAFETY: share `i` returned, so its slot was written; it
+                    // is dropped once, here.
+                    unsafe { (*slot.0.get()).assume_init_drop() };
+                }
+            }
+            panic::resume_unwind(p);
+        }
+        let timing = pct.map(|pct| RegionTiming { fpt, pct });
+        let out = job
+            .results
+            .0
+            .into_vec()
+            .into_iter()
+            // SAFETY: no share panicked, so every slot was written.
+            .map(|c| unsafe { c.0.into_inner().assume_init() })
+            .collect();
+        (out, timing)
+    }
+
+    /// Runs a region of `share.size` participants (the caller is the master,
+    /// `share.size >= 2`, no region active): posts, runs share 0, waits for
+    /// the acknowledgements and then for `drain`. Returns the full parallel
+    /// time, the shares' panics and, when timing, each share's time.
+    fn run_region(
+        &self,
+        share: Share,
+        drain: &dyn Fn(bool) -> bool,
+    ) -> (Duration, Panicked, Option<Vec<Duration>>) {
+        let (n, timed) = (share.size, share.timed);
         struct Active<'a>(&'a Registry);
         impl Drop for Active<'_> {
             fn drop(&mut self) {
@@ -247,23 +291,9 @@ impl Registry {
         }
         let _team = (n < self.num_threads()).then(|| Team(self, self.set_team(n)));
 
-        // What the shares read — the closure and the result slots — sits alone
-        // on its cache lines, so that the master's own stack traffic (its
-        // share, its wait loop) never invalidates a line the workers read.
-        let job = Job {
-            f,
-            results: Results::<R>(
-                (0..n).map(|_| ResultSlot(UnsafeCell::new(MaybeUninit::uninit()))).collect(),
-            ),
-        };
         let master_last = self.dispatch.master_last();
         let region = Region {
-            share: Share {
-                func: Job::<F, R>::run,
-                data: &job as *const Job<F, R> as *const (),
-                size: n,
-                timed,
-            },
+            share,
             pct: timed.then(|| (0..n).map(|_| AtomicU64::new(0)).collect()),
             panic: Mutex::new(Panicked::default()),
         };
@@ -309,30 +339,41 @@ impl Registry {
             trace::end(trace::Kind::Region, n as u64);
         }
         let panicked = std::mem::take(&mut *region.panic.lock().unwrap_or_else(|e| e.into_inner()));
-        if let Some(p) = panicked.first {
-            for (i, slot) in job.results.0.iter().enumerate() {
-                if !panicked.shares.contains(&i) {
-                    // SAFETY: share `i` returned, so its slot was written; it
-                    // is dropped once, here.
-                    unsafe { (*slot.0.get()).assume_init_drop() };
-                }
+        let pct = region
+            .pct
+            .as_ref()
+            .map(|pct| pct.iter().map(|t| Duration::from_nanos(t.load(Ordering::Relaxed))).collect());
+        (fpt, panicked, pct)
+    }
+
+    /// A region whose shares call `func(data, ctx)` directly: what the post
+    /// carries (function and data pointer, in the worker's port line) is all
+    /// a participant reads to start. Same rules as [`Registry::broadcast_n`];
+    /// a panic in a share is re-raised on the caller after all finished.
+    ///
+    /// # Safety
+    /// `func(data, ctx)` must be sound on every participant for the region's
+    /// duration (`data` shared, `Sync`).
+    pub(crate) unsafe fn broadcast_raw(
+        &self,
+        n: usize,
+        func: unsafe fn(*const (), BroadcastContext),
+        data: *const (),
+        drain: &dyn Fn(bool) -> bool,
+    ) {
+        debug_assert!(n >= 1 && n <= self.num_threads());
+        if n <= 1 || !self.is_master() || self.region_active.swap(true, Ordering::Acquire) {
+            // SAFETY: the caller's contract.
+            unsafe { func(data, BroadcastContext { index: 0, num_threads: 1 }) };
+            if !drain(false) {
+                crate::rt::wait_until(drain);
             }
+            return;
+        }
+        let (_, panicked, _) = self.run_region(Share { func, data, size: n, timed: false }, drain);
+        if let Some(p) = panicked.first {
             panic::resume_unwind(p);
         }
-        let timing = region.pct.as_ref().map(|pct| RegionTiming {
-            fpt,
-            pct: pct.iter().map(|t| Duration::from_nanos(t.load(Ordering::Relaxed))).collect(),
-        });
-        drop(region);
-        let out = job
-            .results
-            .0
-            .into_vec()
-            .into_iter()
-            // SAFETY: no share panicked, so every slot was written.
-            .map(|c| unsafe { c.0.into_inner().assume_init() })
-            .collect();
-        (out, timing)
     }
 
     /// Launch and join: one fresh thread per share not run by the master.
