@@ -135,8 +135,9 @@ fn broadcast_raw_runs_each_share_once_and_propagates_panics() {
         }
     }
     // SAFETY: `boom` touches nothing.
-    let r =
-        std::panic::catch_unwind(|| unsafe { rt::broadcast_raw(&p, 3, boom, std::ptr::null(), &|_| true) });
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+        rt::broadcast_raw(&p, 3, boom, std::ptr::null(), &|_| true)
+    }));
     assert!(r.is_err());
     // SAFETY: as above.
     unsafe { rt::broadcast_raw(&p, 3, share, &hits as *const _ as *const (), &|_| true) };
