@@ -142,7 +142,9 @@ impl Team {
         let number = epoch.wrapping_add(1);
         if self.n > 1 {
             for k in 0..self.rounds as usize {
-                let to = (me + (1 << k)) % self.n;
+                // (me + 2^k) mod n, without a division: both terms are < n.
+                let to = me + (1 << k);
+                let to = if to >= self.n { to - self.n } else { to };
                 self.flags[to][k].swap(number, Ordering::SeqCst);
                 self.wake(to);
                 let mine = &self.flags[me][k];
