@@ -49,9 +49,28 @@ pub(crate) fn global() -> &'static Global {
 fn init() -> Result<Runtime, String> {
     let omp = crate::env::parse(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
     let herd = herd::Config::from_env().map_err(|e| e.to_string())?;
-    let herd = crate::env::apply(&omp, herd);
+    let mut herd = crate::env::apply(&omp, herd);
+    // Without OMP_STACKSIZE, workers get what libgomp's get: the default
+    // thread stack, i.e. the stack rlimit (programs size their stack arrays
+    // for it), not Rust's 2 MiB.
+    if herd.stack_size.is_none() {
+        herd.stack_size = Some(default_stack());
+    }
     let global = crate::settings::global_from(&omp, &herd);
     Ok(Runtime { global, herd, omp })
+}
+
+/// The default worker stack: the soft stack rlimit when it is finite (as
+/// glibc sizes new threads), else 8 MiB; at least 64 KiB.
+fn default_stack() -> usize {
+    const FALLBACK: usize = 8 << 20;
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: a valid out-pointer.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } == 0;
+    if !ok || r.rlim_cur == libc::RLIM_INFINITY {
+        return FALLBACK;
+    }
+    usize::try_from(r.rlim_cur).unwrap_or(FALLBACK).clamp(64 << 10, 1 << 30)
 }
 
 /// A pool and the teams cached on it (by size).
