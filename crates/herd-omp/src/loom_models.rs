@@ -107,3 +107,58 @@ fn barrier_drains_tasks() {
         task.join().unwrap();
     });
 }
+
+/// The barrier's sleep handshake (see `team`): a member signals with a
+/// plain store into its own flag and, after its own wait, fences and checks
+/// whether the member waiting for it announced sleeping; a member about to
+/// sleep announces it (compare-exchange on its parker word), fences, and
+/// re-checks the flag with a read-modify-write. Either the re-check sees the
+/// signal or the signaller sees the announcement. Without the sleeper's
+/// fence loom finds the lost wake-up.
+#[test]
+fn barrier_signal_wakes_a_sleeper() {
+    use loom::sync::atomic::{fence, AtomicU32};
+    loom::model(|| {
+        let flag = Arc::new(AtomicU32::new(0));
+        let parker = Arc::new(AtomicU32::new(0));
+        let woken = Arc::new(AtomicBool::new(false));
+        let (f2, p2, w2) = (flag.clone(), parker.clone(), woken.clone());
+        let signaller = loom::thread::spawn(move || {
+            f2.store(1, Ordering::Release);
+            // ... its own wait happens here ...
+            fence(Ordering::SeqCst);
+            if p2.load(Ordering::SeqCst) == 1 {
+                w2.store(true, Ordering::SeqCst);
+            }
+        });
+        parker.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst).unwrap();
+        fence(Ordering::SeqCst);
+        let saw = flag.fetch_add(0, Ordering::SeqCst);
+        signaller.join().unwrap();
+        if saw == 0 {
+            assert!(woken.load(Ordering::SeqCst), "the sleeper missed the signal and was not woken");
+        }
+    });
+}
+
+/// Two members each signal, then both decide to sleep: they cannot both miss
+/// the other's signal (no cycle of sleepers, which nobody would wake). With
+/// the fence and the read-modify-write replaced by a relaxed store and load,
+/// loom finds the store-buffering outcome where both miss.
+#[test]
+fn barrier_members_cannot_all_sleep() {
+    use loom::sync::atomic::{fence, AtomicU32};
+    loom::model(|| {
+        let flags = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+        let run = |flags: Arc<[AtomicU32; 2]>, me: usize| {
+            flags[me].store(1, Ordering::Release);
+            fence(Ordering::SeqCst);
+            flags[1 - me].fetch_add(0, Ordering::SeqCst)
+        };
+        let f2 = flags.clone();
+        let other = loom::thread::spawn(move || run(f2, 1));
+        let saw0 = run(flags, 0);
+        let saw1 = other.join().unwrap();
+        assert!(saw0 == 1 || saw1 == 1, "both members missed the other's signal");
+    });
+}

@@ -3,11 +3,19 @@
 //!
 //! **Barrier protocol** (dissemination barrier with a task drain). Barrier
 //! number `b` (each thread counts its barriers; OpenMP makes every member
-//! meet the same ones) has `ceil(log2 n)` rounds; in round `k`, thread `i`
-//! stores `b` into flag `k` of thread `(i + 2^k) mod n` with a `SeqCst` swap
-//! and wakes it if it sleeps, then waits until its own flag `k` has reached
-//! `b` (the last check before sleeping is a read-modify-write, see
-//! `herd::rt`). After the last round every member has arrived. Then each
+//! meet the same ones) has `ceil(log2 n)` rounds; in round `k`, member `i`
+//! stores `b` into its *own* flag `k` (a plain `Release` store: the signal
+//! costs no stall) and waits until the flag `k` of member `(i - 2^k) mod n`
+//! has reached `b`; then it issues a `SeqCst` fence and wakes member
+//! `(i + 2^k) mod n` if that one sleeps. A member about to sleep (in
+//! `herd::rt::wait_until`, after announcing it on its parker with a `SeqCst`
+//! compare-exchange) issues a `SeqCst` fence and re-checks with a
+//! read-modify-write. No lost wake-up: if the sleeper's re-check reads a
+//! value before the signal, it precedes the signaller's later fence in the
+//! single total order, so the signaller's `SeqCst` load of the sleeper's
+//! parker sees the announcement; and no cycle of sleepers: every sleeper's
+//! fence would have to precede its predecessor's in that order, around the
+//! ring. After the last round every member has arrived. Then each
 //! member waits, running tasks, until the team's count of outstanding tasks
 //! *of this epoch* is zero. Tasks are counted by the epoch of their creation
 //! (`pending[epoch & 1]`): a member that leaves the barrier early and creates
@@ -141,24 +149,34 @@ impl Team {
     pub(crate) fn barrier(&self, me: usize, epoch: u32) -> u32 {
         let number = epoch.wrapping_add(1);
         if self.n > 1 {
+            let reached = |v: u32| v.wrapping_sub(number) as i32 >= 0;
             for k in 0..self.rounds as usize {
-                // (me + 2^k) mod n, without a division: both terms are < n.
-                let to = me + (1 << k);
-                let to = if to >= self.n { to - self.n } else { to };
-                self.flags[to][k].swap(number, Ordering::SeqCst);
-                self.wake(to);
+                // Partners (me ± 2^k) mod n, without a division.
+                let step = 1 << k;
+                let to = if me + step >= self.n { me + step - self.n } else { me + step };
+                let from = if me >= step { me - step } else { me + self.n - step };
+                // Signal by a plain store into our own flag: no stall.
                 let mine = &self.flags[me][k];
-                let reached = |v: u32| v.wrapping_sub(number) as i32 >= 0;
-                if !reached(mine.load(Ordering::Acquire)) {
+                mine.store(number, Ordering::Release);
+                let theirs = &self.flags[from][k];
+                if !reached(theirs.load(Ordering::Acquire)) {
                     wait::until(|last| {
                         let v = if last {
-                            mine.fetch_add(0, Ordering::SeqCst)
+                            // About to sleep: order our signal before the
+                            // re-check (see the module documentation).
+                            wait::fence(Ordering::SeqCst);
+                            theirs.fetch_add(0, Ordering::SeqCst)
                         } else {
-                            mine.load(Ordering::Acquire)
+                            theirs.load(Ordering::Acquire)
                         };
                         reached(v)
                     });
                 }
+                // The member waiting for our signal may have gone to sleep
+                // before it saw it: wake it (cheap now: the store has long
+                // left the store buffer).
+                wait::fence(Ordering::SeqCst);
+                self.wake(to);
             }
         }
         if !self.drained(epoch, false) {

@@ -3,9 +3,9 @@
 //! (`RUSTFLAGS="--cfg loom" cargo test -p herd-omp --lib -- loom`).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize};
 
 /// Waits until `done(_)` holds, as a herd participant (running tasks
 /// meanwhile; see `herd::rt::wait_until` for the contract on `done(true)`).
