@@ -267,6 +267,50 @@ impl Args {
     }
 }
 
+/// LLVM's libomp, at the usual Debian/Ubuntu and other places.
+pub fn find_libomp() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let mut candidates: Vec<PathBuf> = [
+        "/usr/lib/x86_64-linux-gnu/libomp.so.5",
+        "/usr/lib/aarch64-linux-gnu/libomp.so.5",
+        "/usr/lib64/libomp.so",
+        "/usr/local/lib/libomp.so",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    if let Ok(dir) = std::fs::read_dir("/usr/lib") {
+        let mut llvm: Vec<PathBuf> = dir
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("llvm-")))
+            .map(|p| p.join("lib/libomp.so.5"))
+            .collect();
+        llvm.sort();
+        candidates.extend(llvm.into_iter().rev());
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+/// A directory (`<c_dir>/libomp-as-libgomp`, absolute) in which
+/// `libgomp.so.1` is a symlink to `lib` (LLVM's libomp implements libgomp's
+/// ABI), for `LD_LIBRARY_PATH`. Exits via [`fail`] if it cannot be made.
+pub fn make_shim(c_dir: &std::path::Path, lib: &std::path::Path) -> std::path::PathBuf {
+    let dir = c_dir.join("libomp-as-libgomp");
+    let link = dir.join("libgomp.so.1");
+    let lib = lib.canonicalize().unwrap_or_else(|e| fail(&format!("libomp {}: {e}", lib.display())));
+    let result = std::fs::create_dir_all(&dir).and_then(|_| {
+        if std::fs::read_link(&link).ok().as_deref() == Some(lib.as_path()) {
+            return Ok(());
+        }
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&lib, &link)
+    });
+    if let Err(e) = result {
+        fail(&format!("cannot link {} to {}: {e}", link.display(), lib.display()));
+    }
+    dir.canonicalize().unwrap_or(dir)
+}
+
 /// Prints `msg` on standard error and exits with status 2.
 pub fn fail(msg: &str) -> ! {
     let prog = std::env::args().next().unwrap_or_default();

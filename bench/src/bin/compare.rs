@@ -17,7 +17,7 @@
 //! `libgomp.so.1`; each program reports which runtime it really ran on, and
 //! the driver checks it.
 
-use herd_bench::{fail, parse_records, Args, Record, Summary};
+use herd_bench::{fail, find_libomp, make_shim, parse_records, Args, Record, Summary};
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -433,48 +433,6 @@ fn run_contender(c: &Contender) -> Record {
 fn command_line(c: &Contender) -> String {
     let env: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!("{} {} {}", env.join(" "), c.program.display(), c.args.join(" "))
-}
-
-/// LLVM's libomp, at the usual Debian/Ubuntu and other places.
-fn find_libomp() -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> = [
-        "/usr/lib/x86_64-linux-gnu/libomp.so.5",
-        "/usr/lib/aarch64-linux-gnu/libomp.so.5",
-        "/usr/lib64/libomp.so",
-        "/usr/local/lib/libomp.so",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .collect();
-    if let Ok(dir) = std::fs::read_dir("/usr/lib") {
-        let mut llvm: Vec<PathBuf> = dir
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("llvm-")))
-            .map(|p| p.join("lib/libomp.so.5"))
-            .collect();
-        llvm.sort();
-        candidates.extend(llvm.into_iter().rev());
-    }
-    candidates.into_iter().find(|p| p.is_file())
-}
-
-/// A directory in which `libgomp.so.1` is `lib` (LLVM's libomp implements
-/// libgomp's ABI), for `LD_LIBRARY_PATH`.
-fn make_shim(c_dir: &Path, lib: &Path) -> PathBuf {
-    let dir = c_dir.join("libomp-as-libgomp");
-    let link = dir.join("libgomp.so.1");
-    let lib = lib.canonicalize().unwrap_or_else(|e| fail(&format!("libomp {}: {e}", lib.display())));
-    let result = std::fs::create_dir_all(&dir).and_then(|_| {
-        if std::fs::read_link(&link).ok().as_deref() == Some(lib.as_path()) {
-            return Ok(());
-        }
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&lib, &link)
-    });
-    if let Err(e) = result {
-        fail(&format!("cannot link {} to {}: {e}", link.display(), lib.display()));
-    }
-    dir
 }
 
 /// The machine, the runtimes, and how we know libomp is really loaded.
