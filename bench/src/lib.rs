@@ -267,6 +267,49 @@ impl Args {
     }
 }
 
+/// A file's contents, trimmed ("" if unreadable).
+pub fn read_trimmed(path: &str) -> String {
+    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// The first line a command prints (standard output, then error; "" if it
+/// cannot run), e.g. a compiler's version.
+pub fn first_output_line(cmd: &mut std::process::Command) -> String {
+    cmd.output()
+        .ok()
+        .map(|o| {
+            let text =
+                format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            text.lines().next().unwrap_or("").trim().to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// The machine a run happens on, for the drivers' JSON: CPU model and
+/// count, kernel, OS, gcc version, load average at the start.
+pub fn host_info() -> serde_json::Map<String, serde_json::Value> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let os = std::fs::read_to_string("/etc/os-release")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+        .unwrap_or_default();
+    let mut m = serde_json::Map::new();
+    m.insert("cpu".into(), cpu.into());
+    m.insert("cpus".into(), std::thread::available_parallelism().map_or(0, |n| n.get()).into());
+    m.insert("kernel".into(), read_trimmed("/proc/sys/kernel/osrelease").into());
+    m.insert("os".into(), os.into());
+    m.insert("gcc".into(), first_output_line(std::process::Command::new("gcc").arg("--version")).into());
+    m.insert("loadavg_start".into(), read_trimmed("/proc/loadavg").into());
+    m
+}
+
 /// LLVM's libomp, at the usual Debian/Ubuntu and other places.
 pub fn find_libomp() -> Option<std::path::PathBuf> {
     use std::path::PathBuf;

@@ -17,7 +17,9 @@
 //! `libgomp.so.1`; each program reports which runtime it really ran on, and
 //! the driver checks it.
 
-use herd_bench::{fail, find_libomp, make_shim, parse_records, Args, Record, Summary};
+use herd_bench::{
+    fail, find_libomp, first_output_line, make_shim, parse_records, read_trimmed, Args, Record, Summary,
+};
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -437,28 +439,6 @@ fn command_line(c: &Contender) -> String {
 
 /// The machine, the runtimes, and how we know libomp is really loaded.
 fn machine_info(p: &Paths) -> serde_json::Value {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu = cpuinfo
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let os = std::fs::read_to_string("/etc/os-release")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
-        .unwrap_or_default();
-    let first_line = |cmd: &mut Command| {
-        cmd.output()
-            .ok()
-            .map(|o| {
-                let text =
-                    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-                text.lines().next().unwrap_or("").trim().to_string()
-            })
-            .unwrap_or_default()
-    };
     let region_omp = p.c_dir.join("region_omp");
     let (banner, ldd) = match &p.libomp_shim {
         Some(shim) if region_omp.is_file() => {
@@ -494,22 +474,12 @@ fn machine_info(p: &Paths) -> serde_json::Value {
         }
         _ => (String::new(), String::new()),
     };
-    json!({
-        "cpu": cpu,
-        "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
-        "kernel": read_trimmed("/proc/sys/kernel/osrelease"),
-        "os": os,
-        "gcc": first_line(Command::new("gcc").arg("--version")),
-        "rustc": first_line(Command::new("rustc").arg("--version")),
-        "loadavg_start": read_trimmed("/proc/loadavg"),
-        "libomp_shim": p.libomp_shim,
-        "libomp_banner": banner,
-        "libomp_ldd": ldd,
-    })
-}
-
-fn read_trimmed(path: &str) -> String {
-    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+    let mut m = herd_bench::host_info();
+    m.insert("rustc".into(), first_output_line(Command::new("rustc").arg("--version")).into());
+    m.insert("libomp_shim".into(), json!(p.libomp_shim));
+    m.insert("libomp_banner".into(), banner.into());
+    m.insert("libomp_ldd".into(), ldd.into());
+    serde_json::Value::Object(m)
 }
 
 // ---------------------------------------------------------------------------

@@ -45,7 +45,7 @@
 //! than `--busy-cpus` CPUs, and it repeats (at most `--retries` times) a run
 //! during which they used more, keeping the least disturbed attempt.
 
-use herd_bench::{fail, find_libomp, make_shim, parse_records, Args, Record, Summary};
+use herd_bench::{fail, find_libomp, make_shim, parse_records, read_trimmed, Args, Record, Summary};
 use plotters::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -956,40 +956,7 @@ fn tail(s: &str, n: usize) -> String {
 // ---------------------------------------------------------------------------
 
 fn machine_info() -> Value {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu = cpuinfo
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let os = std::fs::read_to_string("/etc/os-release")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
-        .unwrap_or_default();
-    let first_line = |cmd: &mut Command| {
-        cmd.output()
-            .ok()
-            .map(|o| {
-                let text =
-                    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-                text.lines().next().unwrap_or("").trim().to_string()
-            })
-            .unwrap_or_default()
-    };
-    json!({
-        "cpu": cpu,
-        "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
-        "kernel": read_trimmed("/proc/sys/kernel/osrelease"),
-        "os": os,
-        "gcc": first_line(Command::new("gcc").arg("--version")),
-        "loadavg_start": read_trimmed("/proc/loadavg"),
-    })
-}
-
-fn read_trimmed(path: &str) -> String {
-    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+    Value::Object(herd_bench::host_info())
 }
 
 // ---------------------------------------------------------------------------
