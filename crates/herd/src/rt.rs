@@ -59,7 +59,7 @@ where
     );
     let reg = pool.registry();
     reg.enter_local(|| {
-        reg.broadcast_n(n, f, false, drain);
+        reg.broadcast_n(n, f, false, Some(drain));
     });
 }
 

@@ -37,10 +37,11 @@ pub(crate) const TOPOLOGY: &str = "HERD_TOPOLOGY";
 /// `HERD_TRACE`
 pub(crate) const TRACE: &str = "HERD_TRACE";
 
-/// Every variable [`parse`] reads, and no other.
 /// `HERD_OMP_LIB`: where `herd run` finds herd's OpenMP library (read by
-/// the CLI, not by the runtime).
+/// the CLI, not by [`parse`]).
 pub(crate) const OMP_LIB: &str = "HERD_OMP_LIB";
+/// Every `HERD_*` variable herd reads: those [`parse`] reads, and
+/// [`OMP_LIB`]; any other is reported as unknown.
 pub(crate) const KNOWN: &[&str] =
     &[NUM_THREADS, PLACES, BIND, DISPATCH, WAIT, RESERVE, DISPLAY_ENV, TOPOLOGY, TRACE, OMP_LIB];
 

@@ -196,21 +196,21 @@ impl Registry {
         F: Fn(BroadcastContext) -> R + Sync,
         R: Send,
     {
-        self.broadcast_n(self.num_threads(), f, timed, &|_| true)
+        self.broadcast_n(self.num_threads(), f, timed, None)
     }
 
     /// [`Registry::broadcast`] with the first `n` participants only
     /// (`1 <= n <= num_threads`); the others take no part and, for the
-    /// region's duration, take none of its jobs. After every share has been
-    /// acknowledged the master also waits (running jobs) until `drain(_)`
-    /// holds — for jobs the shares left behind; same contract as
-    /// [`Registry::wait_until`]'s condition.
+    /// region's duration, take none of its jobs. With a `drain` condition,
+    /// after every share has been acknowledged the master also waits
+    /// (running jobs) until it holds — for jobs the shares left behind; same
+    /// contract as [`Registry::wait_until`]'s condition.
     pub(crate) fn broadcast_n<F, R>(
         &self,
         n: usize,
         f: F,
         timed: bool,
-        drain: &dyn Fn(bool) -> bool,
+        drain: Option<&dyn Fn(bool) -> bool>,
     ) -> (Vec<R>, Option<RegionTiming>)
     where
         F: Fn(BroadcastContext) -> R + Sync,
@@ -220,13 +220,8 @@ impl Registry {
         if n <= 1 || !self.is_master() || self.region_active.swap(true, Ordering::Acquire) {
             let start = Instant::now();
             let r = f(BroadcastContext { index: 0, num_threads: 1 });
-            if !drain(false) {
-                let (reg, slot) = super::registry::current();
-                if std::ptr::eq(reg, self) {
-                    self.wait_until(Some(slot), self.parker(slot), drain);
-                } else {
-                    crate::rt::wait_until(drain);
-                }
+            if let Some(drain) = drain {
+                crate::rt::wait_until(drain);
             }
             let t = start.elapsed();
             let timing = timed.then(|| RegionTiming { fpt: t, pct: vec![t] });
@@ -273,7 +268,7 @@ impl Registry {
     fn run_region(
         &self,
         share: Share,
-        drain: &dyn Fn(bool) -> bool,
+        drain: Option<&dyn Fn(bool) -> bool>,
     ) -> (Duration, Panicked, Option<Vec<Duration>>) {
         let (n, timed) = (share.size, share.timed);
         struct Active<'a>(&'a Registry);
@@ -313,7 +308,8 @@ impl Registry {
                 }
                 Region::run_share(&region, 0);
                 self.wait_until(Some(0), self.region_waiter(), |last| {
-                    order.iter().all(|&w| w >= n || self.slots[w].acked(number, last)) && drain(last)
+                    order.iter().all(|&w| w >= n || self.slots[w].acked(number, last))
+                        && drain.is_none_or(|d| d(last))
                 });
             }
             Dispatch::Pw | Dispatch::Pwa => {
@@ -331,7 +327,7 @@ impl Registry {
                 self.launch_and_join(&region, master_last);
             }
         }
-        if !drain(false) && !matches!(self.dispatch, Dispatch::Pwaml) {
+        if let Some(drain) = drain.filter(|_| !matches!(self.dispatch, Dispatch::Pwaml)) {
             self.wait_until(Some(0), self.parker(0), drain);
         }
         let fpt = start.map(|s| s.elapsed()).unwrap_or_default();
@@ -365,12 +361,10 @@ impl Registry {
         if n <= 1 || !self.is_master() || self.region_active.swap(true, Ordering::Acquire) {
             // SAFETY: the caller's contract.
             unsafe { func(data, BroadcastContext { index: 0, num_threads: 1 }) };
-            if !drain(false) {
-                crate::rt::wait_until(drain);
-            }
+            crate::rt::wait_until(drain);
             return;
         }
-        let (_, panicked, _) = self.run_region(Share { func, data, size: n, timed: false }, drain);
+        let (_, panicked, _) = self.run_region(Share { func, data, size: n, timed: false }, Some(drain));
         if let Some(p) = panicked.first {
             panic::resume_unwind(p);
         }
