@@ -47,8 +47,7 @@ pub extern "C" fn omp_get_thread_num() -> c_int {
 
 #[no_mangle]
 pub extern "C" fn omp_get_num_procs() -> c_int {
-    static PROCS: OnceLock<c_int> = OnceLock::new();
-    *PROCS.get_or_init(|| herd::Topology::from_env().map(|t| t.pus().len()).unwrap_or(1).max(1) as c_int)
+    crate::settings::usable_pus() as c_int
 }
 
 #[no_mangle]

@@ -49,19 +49,6 @@ pub(crate) enum ProcBind {
     Spread = 4,
 }
 
-impl ProcBind {
-    pub(crate) fn from_raw(v: u32) -> Option<ProcBind> {
-        match v {
-            0 => Some(ProcBind::False),
-            1 => Some(ProcBind::True),
-            2 => Some(ProcBind::Primary),
-            3 => Some(ProcBind::Close),
-            4 => Some(ProcBind::Spread),
-            _ => None,
-        }
-    }
-}
-
 /// The ICVs of one task's data environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Icv {

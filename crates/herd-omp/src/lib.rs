@@ -35,7 +35,7 @@ mod ws;
 /// and `OMP_DISPLAY_ENV` prints at start-up.
 extern "C" fn init() {
     let rt = runtime::runtime();
-    if let Some(verbose) = settings::display_requested(&rt.omp, &rt.herd) {
+    if let Some(verbose) = settings::display_requested(&rt.herd) {
         display::print(verbose);
     }
 }

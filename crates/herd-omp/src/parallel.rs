@@ -1,8 +1,9 @@
 //! Parallel regions: choosing the team size (OpenMP 4.5 §2.5.1), forming the
 //! team on a herd pool, and running every member's implicit task.
 //!
-//! A region runs as one `herd::rt::broadcast_n` of its team size: member `i`
-//! is pool participant `i`. Each member points its thread state at the team
+//! A region runs as one `herd::rt::broadcast_raw` of its team size: member
+//! `i` is pool participant `i`, and the post carries only the team, which
+//! holds the region's description. Each member points its thread state at the team
 //! and at its implicit task, runs the outlined body, and restores its state;
 //! there is no barrier at the end: the master, after every member has
 //! returned, waits (running tasks) until the team has no outstanding task —
@@ -10,7 +11,7 @@
 //! (serialized: `if(0)`, `num_threads(1)`, beyond `max-active-levels`) run on
 //! the encountering thread with a team of one.
 
-use crate::icv::{Icv, ProcBind};
+use crate::icv::Icv;
 use crate::runtime::{self, Root};
 use crate::task::{self, Task};
 use crate::team::Team;
@@ -24,8 +25,9 @@ pub(crate) type RegionFn = unsafe extern "C" fn(*mut c_void);
 
 /// Team size for a region requesting `requested` threads (0: not given)
 /// from a task with ICVs `icv`, at `active_levels` enclosing active regions.
-pub(crate) fn team_size(requested: u32, if_clause: bool, icv: &Icv, active_levels: u32) -> usize {
-    if !if_clause || active_levels >= icv.max_active_levels {
+/// (gcc passes a false `if` clause as `num_threads` 1.)
+pub(crate) fn team_size(requested: u32, icv: &Icv, active_levels: u32) -> usize {
+    if active_levels >= icv.max_active_levels {
         return 1;
     }
     let n = if requested > 0 { requested } else { icv.nthreads };
@@ -33,12 +35,13 @@ pub(crate) fn team_size(requested: u32, if_clause: bool, icv: &Icv, active_level
 }
 
 /// Runs a parallel region; `first`: a combined construct's loop or sections,
-/// set up before the members start.
+/// set up before the members start. The `proc_bind` clause (`_flags`) is
+/// accepted; members keep the pool's placement.
 pub(crate) fn parallel(
     f: RegionFn,
     data: *mut c_void,
     requested: u32,
-    flags: u32,
+    _flags: u32,
     first: Option<LoopParams>,
 ) {
     thread::with(|ts| {
@@ -46,17 +49,17 @@ pub(crate) fn parallel(
         let icv = parent.icv.get();
         let outer = ts.team();
         let (level, active) = outer.map_or((0, 0), |t| (t.level.get(), t.active_level.get()));
-        let n = team_size(requested, true, &icv, active);
-        let bind = ProcBind::from_raw(flags & 7).filter(|b| *b != ProcBind::False).unwrap_or(icv.bind);
+        let n = team_size(requested, &icv, active);
         let g = runtime::global();
         let mut child = icv;
         child.nthreads = g.nthreads_at(level + 1, icv.nthreads);
         child.bind = g.bind_at(level + 1, icv.bind);
-        let spec = Spec { f, data, first, child, level: level + 1, bind };
+        let spec = Spec { f, data, first, child };
         if n == 1 {
-            run_serialized(ts, &spec, active);
+            run_serialized(ts, &spec, Nesting { level: level + 1, active });
             return;
         }
+        let at = Nesting { level: level + 1, active: active + 1 };
         // A thread outside every herd pool (the initial thread, also inside
         // serialized regions, or any user thread) leads from the root pool;
         // a member of a running team leads a nested team from its own pool.
@@ -64,11 +67,11 @@ pub(crate) fn parallel(
         // its team from its own pool, as libgomp gives each thread a team.
         if herd::current_thread_index().is_none() {
             let root = runtime::root(n);
-            if herd::rt::try_enter(&root.pool, || run_team(ts, root, n, &spec, active + 1)).is_ok() {
+            if herd::rt::try_enter(&root.pool, || run_team(ts, root, n, &spec, at)).is_ok() {
                 return;
             }
         }
-        run_team(ts, runtime::nested_root(n), n, &spec, active + 1);
+        run_team(ts, runtime::nested_root(n), n, &spec, at);
     })
 }
 
@@ -79,8 +82,6 @@ pub(crate) struct Spec {
     data: *mut c_void,
     first: Option<LoopParams>,
     child: Icv,
-    level: u32,
-    bind: ProcBind,
 }
 
 impl PartialEq for Spec {
@@ -89,9 +90,15 @@ impl PartialEq for Spec {
             && self.data == o.data
             && self.first == o.first
             && self.child == o.child
-            && self.level == o.level
-            && self.bind == o.bind
     }
+}
+
+/// Where a region sits: its nesting level and the active regions up to and
+/// including it.
+#[derive(Clone, Copy)]
+struct Nesting {
+    level: u32,
+    active: u32,
 }
 
 // SAFETY: `data` is gcc's argument block, shared by design among the members.
@@ -101,28 +108,27 @@ unsafe impl Sync for Spec {}
 /// written only when it changes: the team's header shares its cache line
 /// with what the members read, so that regions like the previous one cost
 /// no extra line transfer.
-fn setup(team: &Team, ts: &ThreadState, spec: &Spec, active: u32) {
+fn setup(team: &Team, ts: &ThreadState, spec: &Spec, at: Nesting) {
     fn put<T: Copy + PartialEq>(c: &Cell<T>, v: T) {
         if c.get() != v {
             c.set(v);
         }
     }
-    put(&team.level, spec.level);
-    put(&team.active_level, active);
+    put(&team.level, at.level);
+    put(&team.active_level, at.active);
     put(&team.parent, ts.team.get());
     put(&team.parent_num, ts.num.get());
-    put(&team.bind, spec.bind);
     put(&team.spec, Some(*spec));
     if let Some(p) = spec.first {
         ws::prepare_first(team, p);
     }
 }
 
-fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, active: u32) {
+fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, at: Nesting) {
     herd::rt::enter(&root.pool, || {
         // SAFETY: we hold the pool's master role.
         let team = unsafe { root.team(n) };
-        setup(team, ts, spec, active);
+        setup(team, ts, spec, at);
         // SAFETY: `share` only reads the team, which outlives the region,
         // and each member touches only its own implicit task.
         unsafe {
@@ -131,10 +137,7 @@ fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, active: u32) {
             })
         };
         let (ws_end, epoch_end) = team.end.get();
-        if ws_end != team.ws_base.get() {
-            ws::reset_ring(team, team.ws_base.get(), ws_end);
-            team.ws_base.set(ws_end);
-        }
+        ws::finish_region(team, ws_end);
         if epoch_end != team.epoch_base.get() {
             team.epoch_base.set(epoch_end);
         }
@@ -184,8 +187,8 @@ thread_local! {
     static SERIAL: std::cell::RefCell<Vec<&'static Team>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-fn run_serialized(ts: &ThreadState, spec: &Spec, active: u32) {
-    let level = spec.level as usize;
+fn run_serialized(ts: &ThreadState, spec: &Spec, at: Nesting) {
+    let level = at.level as usize;
     let team: &'static Team = SERIAL.with(|s| {
         let mut s = s.borrow_mut();
         while s.len() <= level {
@@ -193,8 +196,7 @@ fn run_serialized(ts: &ThreadState, spec: &Spec, active: u32) {
         }
         s[level]
     });
-    setup(team, ts, spec, active);
+    setup(team, ts, spec, at);
     let (ws_end, _) = member(team, ts, 0, spec);
-    ws::reset_ring(team, team.ws_base.get(), ws_end);
-    team.ws_base.set(ws_end);
+    ws::finish_region(team, ws_end);
 }

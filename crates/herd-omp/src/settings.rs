@@ -64,12 +64,18 @@ fn proc_bind(b: env::ProcBind) -> ProcBind {
 
 /// One thread per usable PU unless `HERD_NUM_THREADS`/`OMP_NUM_THREADS` say otherwise.
 fn default_threads(herd: &herd::Config) -> usize {
-    herd.num_threads.unwrap_or_else(|| herd::Topology::from_env().map(|t| t.pus().len()).unwrap_or(1).max(1))
+    herd.num_threads.unwrap_or_else(usable_pus)
+}
+
+/// The PUs herd may use (`HERD_TOPOLOGY` respected; at least 1), read once.
+pub(crate) fn usable_pus() -> usize {
+    static PUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PUS.get_or_init(|| herd::Topology::from_env().map(|t| t.pus().len()).unwrap_or(1).max(1))
 }
 
 /// `Some(verbose)` when `OMP_DISPLAY_ENV` or `HERD_DISPLAY_ENV` asks for the
-/// settings to be printed (herd's settings already hold the merged value).
-pub(crate) fn display_requested(_omp: &OmpEnv, herd: &herd::Config) -> Option<bool> {
+/// settings to be printed (herd's settings hold the merged value).
+pub(crate) fn display_requested(herd: &herd::Config) -> Option<bool> {
     match herd.display_env {
         Some(herd::DisplayEnv::True) => Some(false),
         Some(herd::DisplayEnv::Verbose) => Some(true),

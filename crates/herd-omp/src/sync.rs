@@ -30,8 +30,6 @@ pub(crate) fn barrier_in(team: &Team, me: usize, ts: &ThreadState) {
 pub(crate) fn barrier() {
     thread::with(|ts| {
         if let Some(team) = ts.team() {
-            // SAFETY: the team outlives the call.
-            let team = unsafe { &*(team as *const Team) };
             barrier_in(team, ts.num.get() as usize, ts);
         }
     })

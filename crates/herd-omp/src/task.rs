@@ -6,9 +6,9 @@
 //! barrier, taskwait or taskgroup run them. A task is *included* (run at once
 //! on the encountering thread) when its `if` clause is false, it is final or
 //! inside a final task, the team has one thread, or — lazy task creation, as
-//! herd's `join` — when the creating member already has `n` tasks queued
-//! (enough for every idle member to steal one; an OpenMP runtime may run any
-//! task immediately).
+//! herd's `join` — when it has no dependences and its creator already has
+//! enough queued (see `lazy_threshold`; an OpenMP runtime may run any task
+//! immediately).
 //!
 //! **Counting.** `refs` = 1 (the task itself, until it finishes) + its
 //! unfinished children. `taskwait` waits for `refs == 1`. A finishing child
@@ -35,6 +35,7 @@
 use crate::icv::Icv;
 use crate::team::Team;
 use crate::thread::{self, ThreadState};
+use crate::wait::{self, Observe};
 use std::alloc::Layout;
 use std::cell::{Cell, UnsafeCell};
 use std::collections::HashMap;
@@ -167,6 +168,16 @@ impl Task {
         }
     }
 
+    /// A new task created by `parent`: its data environment, team, innermost
+    /// taskgroup and barrier epoch are the parent's.
+    fn child_of(parent: &Task) -> Task {
+        let t = Task::blank(parent.icv.get());
+        t.team.set(parent.team.get());
+        t.group.set(parent.group.get());
+        t.epoch.set(parent.epoch.get());
+        t
+    }
+
     /// An implicit task's storage in a team, reset by [`Task::reset_implicit`].
     pub(crate) fn implicit_blank() -> Task {
         Task::blank(DEFAULT_ICV)
@@ -189,18 +200,10 @@ impl Task {
         debug_assert_eq!(self.refs.load(Ordering::Relaxed), 1);
     }
 
-    /// Unfinished children (for tests and diagnostics).
-    fn children(&self, last: bool) -> usize {
-        let r =
-            if last { self.refs.fetch_add(0, Ordering::SeqCst) } else { self.refs.load(Ordering::Acquire) };
-        r - 1
-    }
-
-    /// Waits (running other tasks) until every child has finished.
+    /// Waits (running other tasks) until every child has finished: only the
+    /// task's own reference is left.
     pub(crate) fn wait_children(&self) {
-        if self.children(false) != 0 {
-            herd::rt::wait_until(|last| self.children(last) == 0);
-        }
+        wait::until(|last| self.refs.observe(last) == 1);
     }
 }
 
@@ -368,12 +371,17 @@ pub(crate) fn spawn(s: Spawn) {
         } else {
             Vec::new()
         };
-        let team = enc.team.filter(|t| t.n > 1);
-        let lazy = deps.is_empty()
-            && team.is_some_and(|t| herd::rt::local_queue_len() >= lazy_threshold(enc.parent, t));
-        match team {
-            Some(team) if s.if_clause && !final_ && !lazy => defer(&enc, team, &s, &deps),
-            _ => run_included(ts, &enc, &s, final_, &deps),
+        // Deferred unless the `if` clause is false, the task is final, the
+        // team has one thread, or (without dependences) enough is queued.
+        let defer_in = enc.team.filter(|t| {
+            t.n > 1
+                && s.if_clause
+                && !final_
+                && (!deps.is_empty() || herd::rt::local_queue_len() < lazy_threshold(enc.parent, t))
+        });
+        match defer_in {
+            Some(team) => defer(&enc, team, &s, &deps),
+            None => run_included(ts, &enc, &s, final_, &deps),
         }
     })
 }
@@ -399,12 +407,9 @@ fn lazy_threshold(parent: &Task, team: &Team) -> usize {
 /// it) and waits until its predecessors have finished; the last of them
 /// wakes it (see [`DepNode::finish`]).
 fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, deps: &[(usize, bool)]) {
-    let task = Task::blank(enc.parent.icv.get());
-    task.team.set(enc.parent.team.get());
+    let task = Task::child_of(enc.parent);
     task.in_final.set(final_);
     task.runner.store(enc.num, Ordering::Relaxed);
-    task.group.set(enc.parent.group.get());
-    task.epoch.set(enc.parent.epoch.get());
     let node = (!deps.is_empty()).then(|| {
         let node = Arc::new(DepNode::default());
         task.npred.store(1, Ordering::Relaxed);
@@ -414,14 +419,7 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
             table.get_or_insert_with(Default::default).register(deps, &node, &task);
         }
         if task.npred.fetch_sub(1, Ordering::AcqRel) != 1 {
-            herd::rt::wait_until(|last| {
-                let v = if last {
-                    task.npred.fetch_add(0, Ordering::SeqCst)
-                } else {
-                    task.npred.load(Ordering::Acquire)
-                };
-                v == 0
-            });
+            wait::until(|last| task.npred.observe(last) == 0);
         }
         node
     });
@@ -485,12 +483,12 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
             std::alloc::handle_alloc_error(layout);
         }
         let t = p as *mut Task;
-        t.write(Task::blank(enc.parent.icv.get()));
+        t.write(Task::child_of(enc.parent));
         let data = p.add(offset) as *mut c_void;
         copy_args(data, s);
         &*t
     };
-    task.team.set(team);
+    debug_assert!(std::ptr::eq(task.team.get(), team));
     task.parent.set(enc.parent);
     task.heap.set(true);
     task.func.set(Some(s.func));
@@ -499,11 +497,9 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
         unsafe { (task as *const Task as *mut u8).add(offset) } as *mut c_void,
     );
     task.layout.set(Some(layout));
-    let group = enc.parent.group.get();
-    task.group.set(group);
+    let group = task.group.get();
     task.counted_in.set(group);
-    let epoch = enc.parent.epoch.get();
-    task.epoch.set(epoch);
+    let epoch = task.epoch.get();
     enc.parent.refs.fetch_add(1, Ordering::Relaxed);
     if !group.is_null() {
         // SAFETY: a group outlives the tasks counted in it.
@@ -643,16 +639,7 @@ pub(crate) fn taskgroup_end() {
         }
         // SAFETY: created by taskgroup_start and freed only here.
         let group = unsafe { &*g };
-        if group.count.load(Ordering::Acquire) != 0 {
-            herd::rt::wait_until(|last| {
-                let c = if last {
-                    group.count.fetch_add(0, Ordering::SeqCst)
-                } else {
-                    group.count.load(Ordering::Acquire)
-                };
-                c == 0
-            });
-        }
+        wait::until(|last| group.count.observe(last) == 0);
         task.group.set(group.prev);
         // SAFETY: count is zero: no task refers to the group any more.
         drop(unsafe { Box::from_raw(g as *mut TaskGroup) });

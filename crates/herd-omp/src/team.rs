@@ -24,13 +24,12 @@
 //! barrier (only tasks of the epoch create tasks of the epoch). The task whose
 //! completion brings a count to zero wakes every member.
 //!
-//! Two threads: one round, each thread's signal crosses to the other once —
-//! about half a cache-line round trip per barrier.
+//! Two threads: one round; measured about 30 ns above one cache-line round
+//! trip between them (BENCHMARKS.md).
 
-use crate::icv::ProcBind;
 use crate::parallel::Spec;
 use crate::task::Task;
-use crate::wait::{self, AtomicU32, AtomicUsize};
+use crate::wait::{self, AtomicU32, AtomicUsize, Observe};
 use crate::ws::WorkShare;
 use crossbeam_utils::CachePadded;
 use herd::rt::PoolHandle;
@@ -55,8 +54,6 @@ pub(crate) struct Team {
     /// The encountering thread's team and number there (null at level 1).
     pub parent: Cell<*const Team>,
     pub parent_num: Cell<u32>,
-    /// The region's `proc_bind` policy (for `omp_get_proc_bind` inside).
-    pub bind: Cell<ProcBind>,
     /// Wakes members; `None` for a team of one.
     pub handle: Option<PoolHandle>,
     rounds: u32,
@@ -95,7 +92,6 @@ impl Team {
             active_level: Cell::new(0),
             parent: Cell::new(std::ptr::null()),
             parent_num: Cell::new(0),
-            bind: Cell::new(ProcBind::False),
             handle,
             rounds,
             flags: (0..n).map(|_| CachePadded::new(Default::default())).collect(),
@@ -131,12 +127,7 @@ impl Team {
     /// sleeping (a read-modify-write).
     #[inline]
     pub(crate) fn drained(&self, epoch: u32, last: bool) -> bool {
-        let p = &self.pending[(epoch & 1) as usize];
-        if last {
-            p.fetch_add(0, Ordering::SeqCst) == 0
-        } else {
-            p.load(Ordering::Acquire) == 0
-        }
+        self.pending[(epoch & 1) as usize].observe(last) == 0
     }
 
     /// True when no task of any epoch is outstanding.
@@ -159,19 +150,14 @@ impl Team {
                 let mine = &self.flags[me][k];
                 mine.store(number, Ordering::Release);
                 let theirs = &self.flags[from][k];
-                if !reached(theirs.load(Ordering::Acquire)) {
-                    wait::until(|last| {
-                        let v = if last {
-                            // About to sleep: order our signal before the
-                            // re-check (see the module documentation).
-                            wait::fence(Ordering::SeqCst);
-                            theirs.fetch_add(0, Ordering::SeqCst)
-                        } else {
-                            theirs.load(Ordering::Acquire)
-                        };
-                        reached(v)
-                    });
-                }
+                wait::until(|last| {
+                    if last {
+                        // About to sleep: order our signal before the
+                        // re-check (see the module documentation).
+                        wait::fence(Ordering::SeqCst);
+                    }
+                    reached(theirs.observe(last))
+                });
                 // The member waiting for our signal may have gone to sleep
                 // before it saw it: wake it (cheap now: the store has long
                 // left the store buffer).
@@ -179,9 +165,7 @@ impl Team {
                 self.wake(to);
             }
         }
-        if !self.drained(epoch, false) {
-            wait::until(|last| self.drained(epoch, last));
-        }
+        wait::until(|last| self.drained(epoch, last));
         number
     }
 }

@@ -24,7 +24,7 @@
 use crate::icv::{Sched, SchedKind};
 use crate::team::{Team, WS_RING};
 use crate::thread::{self, ThreadState};
-use crate::wait::{self, AtomicU32, AtomicU64};
+use crate::wait::{self, AtomicU32, AtomicU64, Observe};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -155,8 +155,7 @@ fn lone_team() -> &'static Team {
 #[inline]
 pub(crate) fn team_of(ts: &ThreadState) -> (&Team, usize) {
     match ts.team() {
-        // SAFETY: the team outlives this call (see ThreadState::team).
-        Some(t) => (unsafe { &*(t as *const Team) }, ts.num.get() as usize),
+        Some(t) => (t, ts.num.get() as usize),
         None => (lone_team(), 0),
     }
 }
@@ -164,23 +163,15 @@ pub(crate) fn team_of(ts: &ThreadState) -> (&Team, usize) {
 /// Enters the next worksharing construct. Returns the entry and whether the
 /// caller must initialise it (then it calls [`publish`]).
 fn enter<'t>(team: &'t Team, ts: &ThreadState) -> (&'t WorkShare, bool) {
-    let s = ts.ws_next.get();
-    ts.ws_next.set(s + 1);
-    ts.ws_cur.set(s);
-    ts.static_trip.set(0);
-    ts.ordered_chunk.set(None);
+    let s = enter_prepared(ts);
     let ws = &*team.ws[(s % WS_RING as u64) as usize];
     let free = 4 * s;
-    let mut st = ws.state.load(Ordering::Acquire);
-    if st < free {
-        wait::until(|last| {
-            let v =
-                if last { ws.state.fetch_add(0, Ordering::SeqCst) } else { ws.state.load(Ordering::Acquire) };
-            v >= free
-        });
-        st = ws.state.load(Ordering::Acquire);
-    }
-    if st == free && ws.state.compare_exchange(free, free + 1, Ordering::Acquire, Ordering::Acquire).is_ok() {
+    // Normally free already; else the entry still serves the construct
+    // WS_RING before this one (we ran ahead with nowait).
+    wait::until(|last| ws.state.observe(last) >= free);
+    if ws.state.load(Ordering::Acquire) == free
+        && ws.state.compare_exchange(free, free + 1, Ordering::Acquire, Ordering::Acquire).is_ok()
+    {
         return (ws, true);
     }
     (ws, false)
@@ -197,13 +188,7 @@ fn publish(team: &Team, ws: &WorkShare, ts: &ThreadState) {
 /// Waits until the construct's entry is ready (non-initialisers).
 fn await_ready(ws: &WorkShare, ts: &ThreadState) {
     let ready = 4 * ts.ws_cur.get() + 2;
-    if ws.state.load(Ordering::Acquire) != ready {
-        wait::until(|last| {
-            let v =
-                if last { ws.state.fetch_add(0, Ordering::SeqCst) } else { ws.state.load(Ordering::Acquire) };
-            v == ready
-        });
-    }
+    wait::until(|last| ws.state.observe(last) == ready);
 }
 
 /// The calling member is done with its current construct.
@@ -271,14 +256,17 @@ pub(crate) fn prepare_first(team: &Team, p: LoopParams) {
     ws.state.store(4 * s + 2, Ordering::Release);
 }
 
-/// After a region (every member has returned): makes each ring entry free
-/// for the next construct number that maps to it, from `next`. Needed because
-/// gcc's combined `parallel loop` bodies may compute a static schedule
-/// themselves and never call `GOMP_loop_end*` for the prepared construct.
-pub(crate) fn reset_ring(team: &Team, base: u64, next: u64) {
-    if next == base {
+/// After a region (every member has returned) whose members' construct
+/// numbering ended at `next`: the next region starts there, and each ring
+/// entry is made free for the next construct number that maps to it. The
+/// reset is needed because gcc's combined `parallel loop` bodies may compute
+/// a static schedule themselves and never call `GOMP_loop_end*` for the
+/// prepared construct.
+pub(crate) fn finish_region(team: &Team, next: u64) {
+    if next == team.ws_base.get() {
         return;
     }
+    team.ws_base.set(next);
     for (j, ws) in team.ws.iter().enumerate() {
         let j = j as u64;
         let r = WS_RING as u64;
@@ -291,13 +279,16 @@ pub(crate) fn reset_ring(team: &Team, base: u64, next: u64) {
     }
 }
 
-/// A member's entry into the construct made by [`prepare_first`].
-pub(crate) fn enter_prepared(ts: &ThreadState) {
+/// A member's step to its next construct, returning its number: on its
+/// own for the construct made by [`prepare_first`], and as [`enter`]'s
+/// first step.
+pub(crate) fn enter_prepared(ts: &ThreadState) -> u64 {
     let s = ts.ws_next.get();
     ts.ws_next.set(s + 1);
     ts.ws_cur.set(s);
     ts.static_trip.set(0);
     ts.ordered_chunk.set(None);
+    s
 }
 
 /// The next chunk of the current loop for the calling member, as original
@@ -321,28 +312,22 @@ pub(crate) fn loop_next() -> Option<(u64, u64)> {
                 // request could wrap around.
                 let safe =
                     p.chunk.checked_mul(team.n as u64 + 1).and_then(|o| p.count.checked_add(o)).is_some();
-                let a = if safe {
-                    ws.next.fetch_add(p.chunk, Ordering::Relaxed)
+                if safe {
+                    let a = ws.next.fetch_add(p.chunk, Ordering::Relaxed);
+                    if a >= p.count {
+                        return None;
+                    }
+                    (a, (a + p.chunk).min(p.count))
                 } else {
-                    claim(&ws.next, |a| Some(a.saturating_add(p.chunk)), p.count)?
-                };
-                if a >= p.count {
-                    return None;
+                    claim(&ws.next, p.count, |a| a.saturating_add(p.chunk).min(p.count))?
                 }
-                (a, (a + p.chunk).min(p.count))
             }
             SchedKind::Guided => {
                 let n = team.n as u64;
-                let a = claim(
-                    &ws.next,
-                    |a| {
-                        let rest = p.count - a;
-                        Some(a + rest.div_ceil(n).max(p.chunk).min(rest))
-                    },
-                    p.count,
-                )?;
-                let rest = p.count - a;
-                (a, a + rest.div_ceil(n).max(p.chunk).min(rest))
+                claim(&ws.next, p.count, |a| {
+                    let rest = p.count - a;
+                    a + rest.div_ceil(n).max(p.chunk).min(rest)
+                })?
             }
         };
         if p.ordered {
@@ -352,16 +337,17 @@ pub(crate) fn loop_next() -> Option<(u64, u64)> {
     })
 }
 
-/// Compare-exchange loop handing out `[a, step(a))`; `None` when exhausted.
-fn claim(next: &AtomicU64, step: impl Fn(u64) -> Option<u64>, count: u64) -> Option<u64> {
+/// Compare-exchange loop handing out `[a, end(a))` from `next`; `None`
+/// once `count` is reached.
+fn claim(next: &AtomicU64, count: u64, end: impl Fn(u64) -> u64) -> Option<(u64, u64)> {
     let mut a = next.load(Ordering::Relaxed);
     loop {
         if a >= count {
             return None;
         }
-        let b = step(a)?;
+        let b = end(a);
         match next.compare_exchange_weak(a, b, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return Some(a),
+            Ok(_) => return Some((a, b)),
             Err(v) => a = v,
         }
     }
@@ -369,7 +355,7 @@ fn claim(next: &AtomicU64, step: impl Fn(u64) -> Option<u64>, count: u64) -> Opt
 
 /// Static schedule: member `me` of `n`, its `trip`-th chunk.
 fn static_chunk(p: &LoopParams, n: u64, me: u64, trip: u64) -> Option<(u64, u64)> {
-    if p.chunk == 0 || p.kind == SchedKind::Auto || p.chunk == u64::MAX {
+    if p.chunk == 0 {
         // One block per member.
         if trip > 0 {
             return None;
@@ -408,13 +394,7 @@ fn finish_ordered_chunk(team: &Team, ws: &WorkShare, ts: &ThreadState) {
 }
 
 fn wait_turn(ws: &WorkShare, a: u64) {
-    if ws.turn.load(Ordering::Acquire) != a {
-        wait::until(|last| {
-            let v =
-                if last { ws.turn.fetch_add(0, Ordering::SeqCst) } else { ws.turn.load(Ordering::Acquire) };
-            v == a
-        });
-    }
+    wait::until(|last| ws.turn.observe(last) == a);
 }
 
 /// `GOMP_ordered_start`: waits for the turn of the calling member's chunk.
@@ -457,8 +437,9 @@ pub(crate) fn ull_params(
 
 fn chunk_of(s: Sched) -> u64 {
     match s.kind {
-        // 0: one block per member.
-        SchedKind::Static | SchedKind::Auto => s.chunk.max(0) as u64,
+        // 0: one block per member (auto is run as static without a chunk).
+        SchedKind::Static => s.chunk.max(0) as u64,
+        SchedKind::Auto => 0,
         SchedKind::Dynamic | SchedKind::Guided => s.chunk.max(1) as u64,
     }
 }
