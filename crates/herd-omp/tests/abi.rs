@@ -69,6 +69,25 @@ struct Shared {
     chain_bad: AtomicUsize,
 }
 
+/// A deferrable task whose argument block is the pointer `arg` (copied).
+fn task_on(f: Fn1, mut arg: *const Shared) {
+    // SAFETY: an 8-byte argument block that GOMP_task copies.
+    unsafe {
+        GOMP_task(
+            f,
+            &mut arg as *mut _ as *mut c_void,
+            None,
+            8,
+            8,
+            true,
+            0,
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+        )
+    };
+}
+
 unsafe extern "C" fn count_task(data: *mut c_void) {
     // SAFETY: the task's argument block holds a pointer to `Shared`.
     let s = unsafe { &**(data as *const *const Shared) };
@@ -79,22 +98,7 @@ unsafe extern "C" fn spawning_task(data: *mut c_void) {
     // SAFETY: as above.
     let p = unsafe { *(data as *const *const Shared) };
     for _ in 0..4 {
-        let mut arg = p;
-        // SAFETY: the argument block is copied (8 bytes).
-        unsafe {
-            GOMP_task(
-                count_task,
-                &mut arg as *mut _ as *mut c_void,
-                None,
-                8,
-                8,
-                true,
-                0,
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null_mut(),
-            )
-        };
+        task_on(count_task, p);
     }
 }
 
@@ -153,40 +157,14 @@ unsafe extern "C" fn body(data: *mut c_void) {
     }
     unsafe { GOMP_barrier() };
     // Tasks from every member, waited for; nested tasks in a taskgroup.
-    let mut arg = s as *const Shared;
+    let arg = s as *const Shared;
     for _ in 0..200 {
-        unsafe {
-            GOMP_task(
-                count_task,
-                &mut arg as *mut _ as *mut c_void,
-                None,
-                8,
-                8,
-                true,
-                0,
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null_mut(),
-            )
-        };
+        task_on(count_task, arg);
     }
     unsafe { GOMP_taskwait() };
     unsafe { GOMP_taskgroup_start() };
     for _ in 0..50 {
-        unsafe {
-            GOMP_task(
-                spawning_task,
-                &mut arg as *mut _ as *mut c_void,
-                None,
-                8,
-                8,
-                true,
-                0,
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null_mut(),
-            )
-        };
+        task_on(spawning_task, arg);
     }
     unsafe { GOMP_taskgroup_end() };
     // A dependence chain created by member 0 (depend(inout: chain)).
