@@ -298,7 +298,7 @@ impl Registry {
     /// Makes work visible to sleeping participants: call after pushing.
     #[inline]
     pub(crate) fn notify_work(&self) {
-        let team = self.team.load(Ordering::Relaxed);
+        let team = || self.team.load(Ordering::Relaxed);
         if self.sleepers.notify_one(team, |slot| self.parker(slot)).is_some() && trace::enabled() {
             trace::instant(trace::Kind::Wake, 0);
         }

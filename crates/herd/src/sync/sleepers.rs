@@ -56,10 +56,14 @@ impl Sleepers {
     }
 
     /// Pusher: after making work visible, wake one announced sleeper among
-    /// slots `0..limit`, if any. `parker(slot)` gives the parker of the
-    /// participant in `slot`.
+    /// slots `0..limit()`, if any (`limit` is read only when someone sleeps).
+    /// `parker(slot)` gives the parker of the participant in `slot`.
     #[inline]
-    pub(crate) fn notify_one<'a>(&self, limit: usize, parker: impl Fn(usize) -> &'a Parker) -> Option<usize> {
+    pub(crate) fn notify_one<'a>(
+        &self,
+        limit: impl FnOnce() -> usize,
+        parker: impl Fn(usize) -> &'a Parker,
+    ) -> Option<usize> {
         // A read-modify-write (not a plain load) so that it reads the latest
         // count: if it comes before the sleeper's increment in the counter's
         // modification order, that increment synchronises with it and the
@@ -67,7 +71,7 @@ impl Sleepers {
         if self.count.fetch_add(0, Ordering::SeqCst) == 0 {
             return None;
         }
-        self.wake_one(limit, parker)
+        self.wake_one(limit(), parker)
     }
 
     #[cold]
@@ -99,7 +103,7 @@ mod tests {
             let (s2, p2, w2) = (sleepers.clone(), parker.clone(), work.clone());
             let pusher = loom::thread::spawn(move || {
                 w2.store(true, Ordering::Release);
-                s2.notify_one(1, |_| &*p2);
+                s2.notify_one(|| 1, |_| &*p2);
             });
             loop {
                 let token = parker.prepare();
