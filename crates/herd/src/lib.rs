@@ -29,14 +29,17 @@ pub mod placement;
 mod pool;
 pub mod rt;
 mod sched;
+pub mod shepherds;
 mod sync;
 pub mod topology;
 pub mod trace;
 
-pub use config::{Bind, Config, Dispatch, DisplayEnv, WaitPolicy};
+pub use config::{Bind, Config, Dispatch, DisplayEnv, Sched, ShepherdLevel, Throttle, WaitPolicy};
 pub use error::{Error, Result};
 pub use pool::{
     current_num_threads, current_thread_index, global, join, scope, BroadcastContext, Pool, PoolBuilder,
-    PoolInfo, RegionTiming, Schedule, Scope,
+    PoolInfo, RegionTiming, Schedule, Scope, ShepherdInfo, WorkerInfo,
 };
+pub use sched::WorkerStats;
+pub use shepherds::Shepherds;
 pub use topology::Topology;

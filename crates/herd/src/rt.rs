@@ -135,9 +135,7 @@ pub unsafe fn push(data: *const (), run: unsafe fn(*const ())) -> bool {
     let reg = unsafe { &*reg };
     // SAFETY: the caller's contract.
     let job = unsafe { crate::sched::JobRef::new(data, run) };
-    // SAFETY: this thread occupies `slot`.
-    unsafe { crate::sched::Scheduler::push(&reg.sched, slot, job) };
-    reg.notify_work();
+    reg.push_job(slot, job);
     true
 }
 

@@ -12,7 +12,7 @@
 //! variable is one of those, a combination of them (`HERD_WAIT`), or a string
 //! checked elsewhere (`HERD_PLACES`, `HERD_TOPOLOGY`, `HERD_TRACE`).
 
-use super::{Bind, Config, Dispatch, DisplayEnv, WaitPolicy};
+use super::{Bind, Config, Dispatch, DisplayEnv, Sched, ShepherdLevel, Throttle, WaitPolicy};
 use crate::topology::PlacesSpec;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -37,18 +37,67 @@ pub(crate) const TOPOLOGY: &str = "HERD_TOPOLOGY";
 /// `HERD_TRACE`
 pub(crate) const TRACE: &str = "HERD_TRACE";
 
+/// `HERD_SCHED`
+pub(crate) const SCHED: &str = "HERD_SCHED";
+/// `HERD_SHEPHERD`
+pub(crate) const SHEPHERD: &str = "HERD_SHEPHERD";
+/// `HERD_WORKERS_PER_SHEPHERD`
+pub(crate) const WORKERS_PER_SHEPHERD: &str = "HERD_WORKERS_PER_SHEPHERD";
+/// `HERD_STEAL_CHUNK`
+pub(crate) const STEAL_CHUNK: &str = "HERD_STEAL_CHUNK";
+/// `HERD_THROTTLE`
+pub(crate) const THROTTLE: &str = "HERD_THROTTLE";
+/// `HERD_STACK_SIZE`
+pub(crate) const STACK_SIZE: &str = "HERD_STACK_SIZE";
+
 /// `HERD_OMP_LIB`: where `herd run` finds herd's OpenMP library (read by
 /// the CLI, not by [`parse`]).
 pub(crate) const OMP_LIB: &str = "HERD_OMP_LIB";
 /// Every `HERD_*` variable herd reads: those [`parse`] reads, and
 /// [`OMP_LIB`]; any other is reported as unknown.
-pub(crate) const KNOWN: &[&str] =
-    &[NUM_THREADS, PLACES, BIND, DISPATCH, WAIT, RESERVE, DISPLAY_ENV, TOPOLOGY, TRACE, OMP_LIB];
+pub(crate) const KNOWN: &[&str] = &[
+    NUM_THREADS,
+    PLACES,
+    BIND,
+    DISPATCH,
+    WAIT,
+    RESERVE,
+    DISPLAY_ENV,
+    TOPOLOGY,
+    TRACE,
+    SCHED,
+    SHEPHERD,
+    WORKERS_PER_SHEPHERD,
+    STEAL_CHUNK,
+    THROTTLE,
+    STACK_SIZE,
+    OMP_LIB,
+];
 
 const NUM_THREADS_FORMS: &str = "a positive integer (participants per region, master included)";
 const RESERVE_FORMS: &str = "a non-negative integer (cores left idle for the OS)";
 const WAIT_FORMS: &str = "one of active, passive, spin:<microseconds> \
      (microseconds: a non-negative integer, e.g. spin:200)";
+
+const WORKERS_PER_SHEPHERD_FORMS: &str = "a positive integer (most workers in one shepherd)";
+const STEAL_CHUNK_FORMS: &str = "a positive integer (tasks taken by one remote steal)";
+const THROTTLE_FORMS: &str = "one of off, auto, or a positive integer (active workers per shepherd)";
+const STACK_SIZE_FORMS: &str = "a size in bytes with an optional suffix B, K, M or G \
+     (no suffix: kilobytes, as OMP_STACKSIZE), at least 16K, e.g. 64K";
+
+const SCHEDS: &[(&str, Sched)] =
+    &[("mts", Sched::Mts), ("ws", Sched::Ws), ("central", Sched::Central), ("fifo", Sched::Fifo)];
+
+const SHEPHERDS: &[(&str, ShepherdLevel)] = &[
+    ("numa", ShepherdLevel::Numa),
+    ("package", ShepherdLevel::Package),
+    ("l3", ShepherdLevel::L3),
+    ("l2", ShepherdLevel::L2),
+    ("core", ShepherdLevel::Core),
+];
+
+/// The smallest lightweight-thread stack accepted (16 KiB).
+pub(crate) const MIN_ULT_STACK: usize = 16 << 10;
 
 const BINDS: &[(&str, Bind)] =
     &[("false", Bind::False), ("true", Bind::True), ("close", Bind::Close), ("spread", Bind::Spread)];
@@ -104,7 +153,54 @@ pub(super) fn parse(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Config> {
     if let Some((raw, v)) = get(TRACE) {
         c.trace = Some(trace_path(&raw, &v)?);
     }
+    if let Some((raw, v)) = get(SCHED) {
+        c.sched = Some(keyword(SCHED, &raw, &v, SCHEDS)?);
+    }
+    if let Some((raw, v)) = get(SHEPHERD) {
+        c.shepherd = Some(keyword(SHEPHERD, &raw, &v, SHEPHERDS)?);
+    }
+    if let Some((raw, v)) = get(WORKERS_PER_SHEPHERD) {
+        c.workers_per_shepherd =
+            Some(unsigned(WORKERS_PER_SHEPHERD, &raw, &v, 1, WORKERS_PER_SHEPHERD_FORMS)?);
+    }
+    if let Some((raw, v)) = get(STEAL_CHUNK) {
+        c.steal_chunk = Some(unsigned(STEAL_CHUNK, &raw, &v, 1, STEAL_CHUNK_FORMS)?);
+    }
+    if let Some((raw, v)) = get(THROTTLE) {
+        c.throttle = Some(throttle(&raw, &v)?);
+    }
+    if let Some((raw, v)) = get(STACK_SIZE) {
+        c.ult_stack_size = Some(stack_size(&raw, &v)?);
+    }
     Ok(c)
+}
+
+/// `HERD_THROTTLE`: `off`, `auto` or a positive integer.
+fn throttle(raw: &str, v: &str) -> Result<Throttle> {
+    if v.eq_ignore_ascii_case("off") {
+        Ok(Throttle::Off)
+    } else if v.eq_ignore_ascii_case("auto") {
+        Ok(Throttle::Auto)
+    } else {
+        unsigned(THROTTLE, raw, v, 1, THROTTLE_FORMS).map(Throttle::Fixed)
+    }
+}
+
+/// `HERD_STACK_SIZE`: `<n>[B|K|M|G]`, no suffix meaning kilobytes (as
+/// OpenMP's `OMP_STACKSIZE`), at least [`MIN_ULT_STACK`].
+fn stack_size(raw: &str, v: &str) -> Result<usize> {
+    let (digits, shift) = match v.as_bytes().last().map(u8::to_ascii_uppercase) {
+        Some(b'B') => (&v[..v.len() - 1], 0),
+        Some(b'K') => (&v[..v.len() - 1], 10),
+        Some(b'M') => (&v[..v.len() - 1], 20),
+        Some(b'G') => (&v[..v.len() - 1], 30),
+        _ => (v, 10),
+    };
+    let n: u64 = unsigned(STACK_SIZE, raw, digits.trim(), 1, STACK_SIZE_FORMS)?;
+    n.checked_mul(1 << shift)
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|&b| b >= MIN_ULT_STACK)
+        .ok_or_else(|| Error::invalid(STACK_SIZE, raw, STACK_SIZE_FORMS))
 }
 
 /// One word out of `table`, compared case-insensitively. The error lists every
@@ -269,6 +365,34 @@ mod tests {
         for bad in ["spin:", "spin:-1", "spin:abc", "spin", "spinning", "sleep", "spin:1:2"] {
             let e = wait(bad, bad).unwrap_err().to_string();
             assert!(e.contains(WAIT) && e.contains(WAIT_FORMS), "{e}");
+        }
+    }
+
+    #[test]
+    fn maestro_settings() {
+        assert_eq!(parse_one(SCHED, "WS").unwrap().sched, Some(Sched::Ws));
+        assert_eq!(parse_one(SHEPHERD, "l2").unwrap().shepherd, Some(ShepherdLevel::L2));
+        assert_eq!(parse_one(WORKERS_PER_SHEPHERD, "4").unwrap().workers_per_shepherd, Some(4));
+        assert_eq!(parse_one(STEAL_CHUNK, "3").unwrap().steal_chunk, Some(3));
+        assert_eq!(parse_one(THROTTLE, "Auto").unwrap().throttle, Some(Throttle::Auto));
+        assert_eq!(parse_one(THROTTLE, "off").unwrap().throttle, Some(Throttle::Off));
+        assert_eq!(parse_one(THROTTLE, "2").unwrap().throttle, Some(Throttle::Fixed(2)));
+        assert_eq!(parse_one(STACK_SIZE, "64").unwrap().ult_stack_size, Some(64 << 10));
+        assert_eq!(parse_one(STACK_SIZE, "1m").unwrap().ult_stack_size, Some(1 << 20));
+        assert_eq!(parse_one(STACK_SIZE, "32768B").unwrap().ult_stack_size, Some(32768));
+        for (var, bad, forms) in [
+            (SCHED, "lifo", "one of mts, ws, central, fifo"),
+            (SHEPHERD, "socket", "one of numa, package, l3, l2, core"),
+            (WORKERS_PER_SHEPHERD, "0", WORKERS_PER_SHEPHERD_FORMS),
+            (STEAL_CHUNK, "-1", STEAL_CHUNK_FORMS),
+            (THROTTLE, "0", THROTTLE_FORMS),
+            (THROTTLE, "on", THROTTLE_FORMS),
+            (STACK_SIZE, "4K", STACK_SIZE_FORMS),
+            (STACK_SIZE, "64X", STACK_SIZE_FORMS),
+            (STACK_SIZE, "99999999999999G", STACK_SIZE_FORMS),
+        ] {
+            let e = err_text(var, bad);
+            assert!(e.contains(var) && e.contains(bad) && e.contains(forms), "{e}");
         }
     }
 

@@ -7,6 +7,8 @@
 
 mod env;
 
+pub(crate) use env::MIN_ULT_STACK;
+
 pub(crate) use env::{suggest, unknown_herd_vars};
 
 use crate::topology::PlacesSpec;
@@ -122,6 +124,93 @@ pub enum DisplayEnv {
     Verbose,
 }
 
+/// `HERD_SCHED`: how tasks are queued and balanced (see `sched`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sched {
+    /// One shared LIFO queue per shepherd; when it runs dry, one worker of
+    /// the shepherd steals a chunk of the oldest tasks from the nearest
+    /// non-empty shepherd for the whole shepherd (MAESTRO/Qthreads' MTS).
+    #[default]
+    Mts,
+    /// One deque per worker, LIFO locally, FIFO steals from random victims
+    /// (flat, Cilk style).
+    Ws,
+    /// One queue shared by every worker.
+    Central,
+    /// One FIFO queue per shepherd, tasks placed round-robin, no stealing
+    /// (Qthreads' original scheduler).
+    Fifo,
+}
+
+impl Sched {
+    /// All four, in the order of the documentation.
+    pub const ALL: [Sched; 4] = [Sched::Mts, Sched::Ws, Sched::Central, Sched::Fifo];
+
+    /// The name used by `HERD_SCHED` and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sched::Mts => "mts",
+            Sched::Ws => "ws",
+            Sched::Central => "central",
+            Sched::Fifo => "fifo",
+        }
+    }
+}
+
+impl std::fmt::Display for Sched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `HERD_SHEPHERD`: the topology level that makes one shepherd (locality
+/// domain). Default: the level sharing the last-level cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShepherdLevel {
+    /// One shepherd per NUMA node.
+    Numa,
+    /// One shepherd per package (socket).
+    Package,
+    /// One shepherd per L3 cache.
+    L3,
+    /// One shepherd per L2 cache.
+    L2,
+    /// One shepherd per core.
+    Core,
+}
+
+impl ShepherdLevel {
+    /// The name used by `HERD_SHEPHERD` and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShepherdLevel::Numa => "numa",
+            ShepherdLevel::Package => "package",
+            ShepherdLevel::L3 => "l3",
+            ShepherdLevel::L2 => "l2",
+            ShepherdLevel::Core => "core",
+        }
+    }
+}
+
+/// `HERD_THROTTLE`: the limit on active workers per shepherd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Throttle {
+    /// Every worker is active (the default).
+    #[default]
+    Off,
+    /// A contention monitor sets the limit (hardware counters where the
+    /// kernel allows, else the software model; see `throttle`).
+    Auto,
+    /// At most this many active workers per shepherd (at least 1).
+    Fixed(usize),
+}
+
+/// Default stack of a lightweight thread (`HERD_STACK_SIZE`): 64 KiB.
+pub const DEFAULT_ULT_STACK: usize = 64 << 10;
+
 /// Settings as given (by the environment or the builder); `None` means "herd
 /// decides". Resolution against the topology happens when a pool is built.
 #[derive(Clone, Debug, Default)]
@@ -148,6 +237,20 @@ pub struct Config {
     /// set by the builder or by an embedding runtime, e.g. from
     /// `OMP_STACKSIZE`). `None`: the Rust default (2 MiB).
     pub stack_size: Option<usize>,
+    /// `HERD_SCHED`.
+    pub sched: Option<Sched>,
+    /// `HERD_SHEPHERD`.
+    pub shepherd: Option<ShepherdLevel>,
+    /// `HERD_WORKERS_PER_SHEPHERD`: split each shepherd into groups of at
+    /// most this many workers.
+    pub workers_per_shepherd: Option<usize>,
+    /// `HERD_STEAL_CHUNK`: tasks taken by one remote steal under `mts`
+    /// (default: the workers of the stealing shepherd).
+    pub steal_chunk: Option<usize>,
+    /// `HERD_THROTTLE`.
+    pub throttle: Option<Throttle>,
+    /// `HERD_STACK_SIZE`: stack of each lightweight thread, in bytes.
+    pub ult_stack_size: Option<usize>,
 }
 
 impl Config {

@@ -2,8 +2,9 @@
 
 use super::registry::Registry;
 use super::{Pool, PoolInfo};
-use crate::config::{Bind, Config, Dispatch, DisplayEnv, WaitPolicy};
+use crate::config::{Bind, Config, Dispatch, DisplayEnv, Sched, ShepherdLevel, Throttle, WaitPolicy};
 use crate::placement::{plan, PlacementRequest};
+use crate::shepherds::Shepherds;
 use crate::topology::{PlacesSpec, Topology};
 use crate::{trace, Error, Result};
 use std::path::PathBuf;
@@ -118,6 +119,42 @@ impl PoolBuilder {
         self
     }
 
+    /// Task scheduler (`HERD_SCHED`).
+    pub fn scheduler(mut self, sched: Sched) -> Self {
+        self.config.sched = Some(sched);
+        self
+    }
+
+    /// Topology level of one shepherd (`HERD_SHEPHERD`).
+    pub fn shepherd_level(mut self, level: ShepherdLevel) -> Self {
+        self.config.shepherd = Some(level);
+        self
+    }
+
+    /// Most workers per shepherd (`HERD_WORKERS_PER_SHEPHERD`).
+    pub fn workers_per_shepherd(mut self, n: usize) -> Self {
+        self.config.workers_per_shepherd = Some(n);
+        self
+    }
+
+    /// Jobs taken by one remote steal under `mts` (`HERD_STEAL_CHUNK`).
+    pub fn steal_chunk(mut self, n: usize) -> Self {
+        self.config.steal_chunk = Some(n);
+        self
+    }
+
+    /// Active-worker throttling (`HERD_THROTTLE`).
+    pub fn throttle(mut self, throttle: Throttle) -> Self {
+        self.config.throttle = Some(throttle);
+        self
+    }
+
+    /// Stack size of each lightweight thread, in bytes (`HERD_STACK_SIZE`).
+    pub fn ult_stack_size(mut self, bytes: usize) -> Self {
+        self.config.ult_stack_size = Some(bytes);
+        self
+    }
+
     /// Record a Chrome trace-event file (`HERD_TRACE`).
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
         self.config.trace = Some(path.into());
@@ -133,6 +170,31 @@ impl PoolBuilder {
         }
         if config.num_threads == Some(0) {
             return Err(Error::invalid("num_threads", "0", "a positive integer"));
+        }
+        for (name, v) in [
+            ("workers_per_shepherd", config.workers_per_shepherd),
+            ("steal_chunk", config.steal_chunk),
+            (
+                "throttle",
+                match config.throttle {
+                    Some(Throttle::Fixed(n)) => Some(n),
+                    _ => None,
+                },
+            ),
+        ] {
+            if v == Some(0) {
+                return Err(Error::invalid(name, "0", "a positive integer"));
+            }
+        }
+        if let Some(s) = config.ult_stack_size {
+            let min = crate::config::MIN_ULT_STACK;
+            if s < min {
+                return Err(Error::invalid(
+                    "ult_stack_size",
+                    &s.to_string(),
+                    format!("a size of at least {min} bytes"),
+                ));
+            }
         }
         if let Some(s) = config.stack_size {
             if s < MIN_STACK {
@@ -168,7 +230,16 @@ impl PoolBuilder {
         if let Some(path) = &config.trace {
             trace::start(path.clone());
         }
-        let mut registry = Registry::new(topology, placement, dispatch, config.wait.unwrap_or_default());
+        let shepherds = Shepherds::plan(&topology, &placement, config.shepherd, config.workers_per_shepherd);
+        let mut registry = Registry::new(
+            topology,
+            placement,
+            dispatch,
+            config.wait.unwrap_or_default(),
+            config.sched.unwrap_or_default(),
+            shepherds,
+            config.steal_chunk,
+        );
         registry.keep_master_binding = keep_master_binding;
         let registry = Arc::new(registry);
         let pool = Pool { registry: registry.clone() };

@@ -2,7 +2,7 @@
 //! `HERD_DISPLAY_ENV` and tools.
 
 use super::registry::Registry;
-use crate::config::Dispatch;
+use crate::config::{Dispatch, Sched, ShepherdLevel};
 use crate::topology::{Distance, Node, NodeKind, Pu, Source};
 use serde::Serialize;
 use std::fmt::Write;
@@ -22,6 +22,19 @@ pub struct WorkerInfo {
     pub distance: Distance,
     /// Position in the master's wake order (`None` for the master).
     pub wake_rank: Option<usize>,
+}
+
+/// One shepherd (locality domain) of a pool.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShepherdInfo {
+    /// Shepherd index.
+    pub index: usize,
+    /// Its participants (0 is the master).
+    pub workers: Vec<usize>,
+    /// OS indices of its participants' PUs.
+    pub pus: Vec<u32>,
+    /// The most of its workers that take jobs now (throttling).
+    pub active_limit: usize,
 }
 
 /// A snapshot of a pool's layout and settings. Serialises to the JSON of
@@ -48,6 +61,12 @@ pub struct PoolInfo {
     pub wake_order: Vec<usize>,
     /// Dispatch strategy.
     pub dispatch: Dispatch,
+    /// Task scheduler.
+    pub scheduler: Sched,
+    /// Topology level of the shepherds.
+    pub shepherd_level: ShepherdLevel,
+    /// The shepherds, with their workers and PUs.
+    pub shepherds: Vec<ShepherdInfo>,
     /// Wait policy in effect: "active", "passive" or "spin:<µs>".
     pub wait: String,
     /// Threads are bound to their places.
@@ -87,6 +106,20 @@ impl PoolInfo {
             workers,
             wake_order: pl.wake_order.clone(),
             dispatch: reg.dispatch,
+            scheduler: reg.sched_kind(),
+            shepherd_level: reg.shepherds.level,
+            shepherds: reg
+                .shepherds
+                .members
+                .iter()
+                .enumerate()
+                .map(|(h, m)| ShepherdInfo {
+                    index: h,
+                    workers: m.clone(),
+                    pus: m.iter().map(|&i| os(pl.pu_of(i))).collect(),
+                    active_limit: reg.active_limit(h),
+                })
+                .collect(),
             wait: match reg.spin() {
                 None => "active".into(),
                 Some(d) if d.is_zero() => "passive".into(),
@@ -119,6 +152,25 @@ impl PoolInfo {
             if self.bound { "bound" } else { "unbound" }
         );
         let _ = writeln!(s, "herd: master on PU {}", self.master_pu);
+        let _ = writeln!(
+            s,
+            "herd: scheduler {}, {} shepherd(s) at level {}",
+            self.scheduler,
+            self.shepherds.len(),
+            self.shepherd_level.name()
+        );
+        for sh in &self.shepherds {
+            let limit = if sh.active_limit < sh.workers.len() {
+                format!(", throttled to {} active", sh.active_limit)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                s,
+                "herd:   shepherd {:>3}: participants {:?} on PUs {:?}{limit}",
+                sh.index, sh.workers, sh.pus
+            );
+        }
         for w in &self.workers {
             let role = if w.index == 0 { "master" } else { "worker" };
             let wake =

@@ -79,9 +79,7 @@ where
     let job_b = StackJob::new(|_migrated| b(), SetLatch::new(reg.parker(slot)));
     // SAFETY: `job_b` stays on this frame until it ran (latch set) or was popped back.
     let job_ref = unsafe { job_b.as_job_ref() };
-    // SAFETY: the caller occupies `slot`.
-    unsafe { reg.sched.push(slot, job_ref) };
-    reg.notify_work();
+    reg.push_job(slot, job_ref);
 
     let ra = panic::catch_unwind(AssertUnwindSafe(a));
 

@@ -13,6 +13,12 @@
 //!   steals the back half of the largest remaining block. Static's locality
 //!   with dynamic's balance; one compare-exchange per piece.
 //!
+//! **Throttling** (`HERD_THROTTLE`) acts at chunk boundaries: under the
+//! dynamic, guided and adaptive schedules a throttled participant takes no
+//! further chunk (the others take the rest; in an adaptive loop they steal
+//! what is left of its block). A chunk that has started always finishes;
+//! static schedules assign iterations up front and are not throttled.
+//!
 //! Called from inside a region or a task on another participant (a nested
 //! loop), the loop cannot start a region; it splits the range recursively with
 //! [`join`](super::join()) instead, so idle participants can still help.
@@ -101,10 +107,14 @@ impl Registry {
                 let next = CachePadded::new(AtomicUsize::new(0));
                 self.broadcast(
                     |ctx| loop {
+                        if self.throttled(ctx.index()) {
+                            break;
+                        }
                         let start = next.fetch_add(chunk, Ordering::Relaxed);
                         if start >= len {
                             break;
                         }
+                        self.count_chunk(ctx.index());
                         body(ctx.index(), lo + start..lo + (start + chunk).min(len));
                     },
                     false,
@@ -117,7 +127,7 @@ impl Registry {
                     |ctx| {
                         let mut start = next.load(Ordering::Relaxed);
                         loop {
-                            if start >= len {
+                            if start >= len || self.throttled(ctx.index()) {
                                 break;
                             }
                             let size = ((len - start).div_ceil(n)).max(min_chunk).min(len - start);
@@ -128,6 +138,7 @@ impl Registry {
                                 Ordering::Relaxed,
                             ) {
                                 Ok(_) => {
+                                    self.count_chunk(ctx.index());
                                     body(ctx.index(), lo + start..lo + start + size);
                                     start = next.load(Ordering::Relaxed);
                                 }
@@ -150,9 +161,15 @@ impl Registry {
                     })
                     .collect();
                 let piece = (len / (n * 64)).max(1);
-                self.broadcast(|ctx| adaptive_share(&blocks, ctx.index(), piece, lo, body), false);
+                self.broadcast(|ctx| adaptive_share(self, &blocks, ctx.index(), piece, lo, body), false);
             }
         }
+    }
+
+    /// Participant `i` of a loop took a chunk.
+    #[inline]
+    fn count_chunk(&self, i: usize) {
+        crate::sched::counters::bump(&self.counters.of(i).chunks, 1);
     }
 }
 
@@ -167,9 +184,20 @@ fn unpack(v: u64) -> (usize, usize) {
 }
 
 /// One participant's part of an adaptive loop; see the module documentation.
-fn adaptive_share(blocks: &[CachePadded<AtomicU64>], me: usize, piece: usize, lo: usize, body: &Body<'_>) {
+fn adaptive_share(
+    reg: &Registry,
+    blocks: &[CachePadded<AtomicU64>],
+    me: usize,
+    piece: usize,
+    lo: usize,
+    body: &Body<'_>,
+) {
     let mine = &blocks[me];
     loop {
+        if reg.throttled(me) {
+            // Throttled: the others steal what is left of our block.
+            return;
+        }
         // Take pieces from the front of our own block.
         let mut cur = mine.load(Ordering::Acquire);
         loop {
@@ -180,7 +208,11 @@ fn adaptive_share(blocks: &[CachePadded<AtomicU64>], me: usize, piece: usize, lo
             let take = piece.min(e - s);
             match mine.compare_exchange_weak(cur, pack(s + take, e), Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
+                    reg.count_chunk(me);
                     body(me, lo + s..lo + s + take);
+                    if reg.throttled(me) {
+                        return;
+                    }
                     cur = mine.load(Ordering::Acquire);
                 }
                 Err(now) => cur = now,

@@ -15,7 +15,7 @@ mod registry;
 mod scope;
 
 pub use builder::PoolBuilder;
-pub use info::PoolInfo;
+pub use info::{PoolInfo, ShepherdInfo, WorkerInfo};
 pub use join::join;
 pub use loops::Schedule;
 pub use region::{BroadcastContext, RegionTiming};
@@ -61,6 +61,47 @@ impl Pool {
     /// What this pool decided: topology, places, worker→PU map, wake order.
     pub fn info(&self) -> PoolInfo {
         PoolInfo::of(&self.registry)
+    }
+
+    /// The task scheduler this pool runs (`HERD_SCHED`).
+    pub fn scheduler(&self) -> crate::Sched {
+        self.registry.sched_kind()
+    }
+
+    /// The pool's shepherds (locality domains).
+    pub fn shepherds(&self) -> &crate::Shepherds {
+        &self.registry.shepherds
+    }
+
+    /// Per-participant scheduling counters since the pool was built or
+    /// [`reset_stats`](Self::reset_stats) was last called (exact when the
+    /// pool is idle, approximate while it runs).
+    pub fn stats(&self) -> Vec<crate::WorkerStats> {
+        self.registry.counters.snapshot(&self.registry.shepherds.of)
+    }
+
+    /// Zeroes the scheduling counters (call while the pool is idle).
+    pub fn reset_stats(&self) {
+        self.registry.counters.reset();
+    }
+
+    /// The most workers of shepherd `shepherd` that currently take jobs.
+    ///
+    /// # Panics
+    /// If `shepherd` is not a shepherd of this pool.
+    pub fn active_limit(&self, shepherd: usize) -> usize {
+        self.registry.active_limit(shepherd)
+    }
+
+    /// Lets at most `n` workers of shepherd `shepherd` take jobs (clamped to
+    /// `1..=` its size; rank 0 always does). Takes effect at job and chunk
+    /// boundaries — a running job is never pre-empted — and may be called at
+    /// any time, from any thread, also while loops and task trees run.
+    ///
+    /// # Panics
+    /// If `shepherd` is not a shepherd of this pool.
+    pub fn set_active_limit(&self, shepherd: usize, n: usize) {
+        self.registry.set_active_limit(shepherd, n);
     }
 
     /// Runs `f` with the calling thread as this pool's master, so that
@@ -277,8 +318,7 @@ impl Registry {
     {
         let job = StackJob::new(|_| f(), LockLatch::new());
         // SAFETY: `job` lives on this frame until its latch is set, which we wait for.
-        unsafe { crate::sched::Scheduler::inject(&self.sched, job.as_job_ref()) };
-        self.notify_work();
+        self.inject(unsafe { job.as_job_ref() });
         job.latch.wait();
         job.into_result().into_return_value()
     }

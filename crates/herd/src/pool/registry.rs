@@ -20,9 +20,11 @@
 //! flag and unparks that slot (protocol and proof: `sync::Sleepers`).
 
 use super::region::{BroadcastContext, Region, Share};
+use crate::config::Sched;
 use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
-use crate::sched::{JobRef, Scheduler, WorkStealing};
+use crate::sched::{AllCounters, JobRef, Queues, Scheduler, Target};
+use crate::shepherds::Shepherds;
 use crate::sync::{Parker, Sleepers};
 use crate::topology::Topology;
 use crate::trace;
@@ -131,7 +133,16 @@ pub(crate) struct Registry {
     pub(crate) dispatch: Dispatch,
     /// `None`: never sleep; `Some(d)`: spin for `d`, then sleep.
     spin: Option<Duration>,
-    pub(crate) sched: WorkStealing,
+    pub(crate) sched: Queues,
+    /// The locality domains (`HERD_SHEPHERD`).
+    pub(crate) shepherds: Shepherds,
+    /// Per-slot scheduling counters.
+    pub(crate) counters: AllCounters,
+    /// Per shepherd, the most workers that take jobs (`HERD_THROTTLE`): the
+    /// member of rank `r` takes jobs only while `r < limit` (rank 0, which
+    /// holds the master in shepherd 0, always does). Read at every job
+    /// boundary of the idle loop; see [`Registry::set_active_limit`].
+    limits: Box<[CachePadded<AtomicUsize>]>,
     /// One port per participant slot (slot 0's parker is the master's).
     pub(crate) slots: Box<[CachePadded<Port>]>,
     /// The proxy that runs share 0 under PW/PWA.
@@ -197,17 +208,11 @@ impl Registry {
         placement: Placement,
         dispatch: Dispatch,
         wait: WaitPolicy,
+        sched: Sched,
+        shepherds: Shepherds,
+        steal_chunk: Option<usize>,
     ) -> Registry {
         let n = placement.num_threads;
-        // Victims nearest first (topology distance), then by index.
-        let victims = (0..n)
-            .map(|i| {
-                let mut v: Vec<usize> = (0..n).filter(|&j| j != i).collect();
-                let pi = placement.pu_of(i);
-                v.sort_by_key(|&j| (topology.distance(pi, placement.pu_of(j)), j));
-                v
-            })
-            .collect();
         let spin = if placement.oversubscribed {
             Some(Duration::ZERO)
         } else {
@@ -222,7 +227,10 @@ impl Registry {
             topology,
             dispatch,
             spin,
-            sched: WorkStealing::new(victims),
+            sched: Queues::new(sched, &shepherds, steal_chunk),
+            counters: AllCounters::new(n),
+            limits: shepherds.members.iter().map(|m| CachePadded::new(AtomicUsize::new(m.len()))).collect(),
+            shepherds,
             slots: (0..n).map(|_| CachePadded::new(Port::default())).collect(),
             proxy: CachePadded::new(Port::default()),
             master_parker: CachePadded::new(Parker::new()),
@@ -295,18 +303,98 @@ impl Registry {
         }
     }
 
-    /// Makes work visible to sleeping participants: call after pushing.
+    /// Makes work visible to sleeping participants: call after queueing a
+    /// job for `target`.
     #[inline]
-    pub(crate) fn notify_work(&self) {
-        let team = || self.team.load(Ordering::Relaxed);
-        if self.sleepers.notify_one(team, |slot| self.parker(slot)).is_some() && trace::enabled() {
+    pub(crate) fn notify_work(&self, target: Target) {
+        let woken = self.sleepers.notify_one(
+            || {
+                let team = self.team.load(Ordering::Relaxed);
+                move |slot: usize| {
+                    slot < team
+                        && match target {
+                            Target::Anyone => true,
+                            Target::Shepherd(h) => self.shepherds.of[slot] == h,
+                        }
+                }
+            },
+            |slot| self.parker(slot),
+        );
+        if woken.is_some() && trace::enabled() {
             trace::instant(trace::Kind::Wake, 0);
+        }
+    }
+
+    /// Queues `job` as the occupant of `slot` and wakes a sleeper for it.
+    #[inline]
+    pub(crate) fn push_job(&self, slot: usize, job: JobRef) {
+        // SAFETY: the caller occupies `slot`.
+        let target = unsafe { self.sched.push(slot, job) };
+        self.notify_work(target);
+    }
+
+    /// Queues `job` from any thread: on the calling participant's own queue
+    /// if it is one of this pool's, else for the workers of `shepherd` (a
+    /// lightweight thread resumes in its shepherd).
+    pub(crate) fn submit(&self, job: JobRef, shepherd: usize) {
+        let (reg, slot) = current();
+        let target = if std::ptr::eq(reg, self) && self.shepherds.of[slot] == shepherd {
+            // SAFETY: the calling thread occupies `slot` of this registry.
+            unsafe { self.sched.push(slot, job) }
+        } else {
+            self.sched.submit(job, shepherd)
+        };
+        self.notify_work(target);
+    }
+
+    /// Queues `job` from a thread outside the pool.
+    pub(crate) fn inject(&self, job: JobRef) {
+        let target = self.sched.inject(job);
+        self.notify_work(target);
+    }
+
+    /// Which scheduler this pool runs.
+    pub(crate) fn sched_kind(&self) -> Sched {
+        self.sched.kind()
+    }
+
+    /// True when the occupant of `slot` is throttled: its rank in its
+    /// shepherd is at or above the shepherd's active limit.
+    #[inline]
+    pub(crate) fn throttled(&self, slot: usize) -> bool {
+        self.shepherds.rank[slot] >= self.limits[self.shepherds.of[slot]].load(Ordering::Relaxed)
+    }
+
+    /// The active-worker limit of shepherd `h`.
+    pub(crate) fn active_limit(&self, h: usize) -> usize {
+        self.limits[h].load(Ordering::Relaxed)
+    }
+
+    /// Sets the most workers of shepherd `h` that take jobs (clamped to
+    /// `1..=members`). Lowering it takes effect at each worker's next job
+    /// boundary (a running job is never pre-empted); raising it wakes the
+    /// workers it re-activates.
+    ///
+    /// Protocol: a throttled worker does not announce itself to pushers (so
+    /// no wake-up for work is spent on it); before sleeping it re-reads the
+    /// limit with a read-modify-write after announcing `SLEEPING` on its
+    /// parker, and this `swap` is followed by `unpark_if_sleeping` on each
+    /// re-activated worker — the parker's no-lost-wake-up rule.
+    pub(crate) fn set_active_limit(&self, h: usize, n: usize) {
+        let members = &self.shepherds.members[h];
+        let n = n.clamp(1, members.len());
+        let old = self.limits[h].swap(n, Ordering::SeqCst);
+        if n > old {
+            for &slot in &members[old..n] {
+                self.parker(slot).unpark_if_sleeping();
+            }
         }
     }
 
     /// Runs `job` as the occupant of `slot`.
     #[inline]
     pub(crate) fn run_job(&self, slot: usize, job: JobRef) {
+        crate::sched::counters::bump(&self.counters.of(slot).tasks, 1);
         if trace::enabled() {
             trace::begin(trace::Kind::Task, slot as u64);
         }
@@ -321,14 +409,18 @@ impl Registry {
     /// Finds a job for `slot`: its own newest, else a stolen one.
     #[inline]
     pub(crate) fn find_work(&self, slot: usize) -> Option<JobRef> {
+        if slot >= self.team.load(Ordering::Relaxed) || self.throttled(slot) {
+            return None;
+        }
         // SAFETY: the caller occupies `slot`.
         if let Some(job) = unsafe { self.sched.pop(slot) } {
             return Some(job);
         }
-        if slot >= self.team.load(Ordering::Relaxed) {
-            return None;
+        let stolen = self.sched.steal(slot, self.counters.of(slot));
+        if stolen.moved {
+            self.notify_work(Target::Shepherd(self.shepherds.of[slot]));
         }
-        let job = self.sched.steal(slot)?;
+        let job = stolen.job?;
         if trace::enabled() {
             trace::instant(trace::Kind::Steal, slot as u64);
         }
@@ -368,21 +460,33 @@ impl Registry {
         // A pusher woke us for work that we have not taken (see
         // `Sleepers::retract`): pass the wake on if we leave.
         let mut owe_wake = false;
+        // Idle since the first search for work that found nothing.
+        let mut idle_since: Option<Instant> = None;
+        let stop_idle = |since: &mut Option<Instant>| {
+            if let (Some(t), Some(s)) = (since.take(), slot) {
+                crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);
+            }
+        };
         loop {
             if done(false) {
+                stop_idle(&mut idle_since);
                 if owe_wake {
-                    self.notify_work();
+                    self.notify_work(Target::Anyone);
                 }
                 return;
             }
             if let Some(s) = slot {
                 if spins.is_multiple_of(STEAL_EVERY) {
                     if let Some(job) = self.find_work(s) {
+                        stop_idle(&mut idle_since);
                         owe_wake = false;
                         self.run_job(s, job);
                         spin_started = None;
                         spins = 1;
                         continue;
+                    }
+                    if idle_since.is_none() {
+                        idle_since = Some(Instant::now());
                     }
                 }
             }
@@ -404,23 +508,26 @@ impl Registry {
                 }
                 Some(_) => {}
             }
-            // Sleep protocol.
+            // Sleep protocol. A throttled participant does not announce
+            // itself to pushers; it is woken by `set_active_limit` instead.
             let token = parker.prepare();
-            if let Some(s) = slot {
+            let throttled = slot.is_some_and(|s| self.throttled(s));
+            let announced = slot.filter(|_| !throttled);
+            if let Some(s) = announced {
                 self.sleepers.announce(s);
             }
             let wake_now = done(false)
-                || (slot.is_some_and(|s| s < self.team.load(Ordering::Relaxed)) && self.sched.has_work());
+                || announced.is_some_and(|s| s < self.team.load(Ordering::Relaxed) && self.sched.has_work(s));
             if !wake_now {
                 if trace::enabled() {
                     trace::begin(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
                 }
-                parker.park_unless(token, || done(true));
+                parker.park_unless(token, || done(true) || (throttled && self.unthrottled_now(slot)));
                 if trace::enabled() {
                     trace::end(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
                 }
             }
-            if let Some(s) = slot {
+            if let Some(s) = announced {
                 if !self.sleepers.retract(s) {
                     owe_wake = true;
                 }
@@ -430,9 +537,21 @@ impl Registry {
         }
     }
 
+    /// The last check of a throttled participant before sleeping: a
+    /// read-modify-write of its shepherd's limit (see `set_active_limit`).
+    #[cold]
+    fn unthrottled_now(&self, slot: Option<usize>) -> bool {
+        slot.is_some_and(|s| {
+            self.shepherds.rank[s] < self.limits[self.shepherds.of[s]].fetch_add(0, Ordering::SeqCst)
+        })
+    }
+
     /// Limits job taking to slots `0..n` (see the `team` field); returns the
     /// previous limit. Called by the master around a smaller region.
     pub(crate) fn set_team(&self, n: usize) -> usize {
+        if let Queues::Fifo(f) = &self.sched {
+            f.set_team(n);
+        }
         self.team.swap(n, Ordering::Relaxed)
     }
 

@@ -10,7 +10,7 @@
 //! finished.
 
 use super::registry::{current, Registry};
-use crate::sched::{HeapJob, Scheduler};
+use crate::sched::HeapJob;
 use crate::sync::latch::Latch;
 use crate::sync::CountLatch;
 use std::any::Any;
@@ -92,11 +92,9 @@ impl<'scope> Scope<'scope> {
         let reg = unsafe { &*self.registry };
         let (cur, slot) = current();
         if std::ptr::eq(cur, reg) {
-            // SAFETY: this thread occupies `slot` of `reg`.
-            unsafe { reg.sched.push(slot, job_ref) };
+            reg.push_job(slot, job_ref);
         } else {
-            reg.sched.inject(job_ref);
+            reg.inject(job_ref);
         }
-        reg.notify_work();
     }
 }

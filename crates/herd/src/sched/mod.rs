@@ -1,130 +1,160 @@
-//! The task-scheduler boundary.
+//! The task-scheduler boundary and the four schedulers behind it.
 //!
-//! Everything above this module (join, scope, loops, the worker loop) talks to
-//! the scheduler only through [`Scheduler`]: push a job on the current
-//! participant's queue, pop the newest local job, find work elsewhere, and
-//! tell whether the local queue is empty. The foundation ships one scheduler,
-//! [`WorkStealing`]: one Chase–Lev deque per participant (crossbeam-deque),
-//! LIFO locally, FIFO steals, victims tried nearest first by topology
-//! distance, plus an injector for jobs from threads outside the pool. The
-//! hierarchical (shepherd) schedulers of later work implement the same
-//! methods.
+//! Everything above this module (join, scope, loops, the worker loop, the
+//! lightweight threads) talks to the scheduler only through [`Scheduler`]:
+//! push a job on the current participant's queue, pop the newest local job,
+//! find work elsewhere, tell whether the local queue is empty, and submit a
+//! job from any thread to a shepherd. [`Queues`] picks one of the schedulers
+//! of `HERD_SCHED` (maestro-qthreads-scheduling.txt §3.3, §4.2):
+//!
+//! * [`Mts`] (default): one shared LIFO per shepherd; one worker at a time
+//!   steals a chunk of the oldest jobs of the nearest non-empty shepherd for
+//!   its whole shepherd;
+//! * [`WorkStealing`] (`ws`): one Chase–Lev deque per participant
+//!   (crossbeam-deque), LIFO locally, FIFO steals from random victims;
+//! * [`Central`]: one queue for everyone;
+//! * [`Fifo`]: one FIFO per shepherd, jobs placed round-robin, no stealing.
+//!
+//! Every scheduler counts, in the caller's [`Counters`], the steals it makes.
 
+mod central;
+pub(crate) mod counters;
+mod deques;
+mod fifo;
 pub(crate) mod job;
+mod mts;
+mod shared;
 
+pub(crate) use central::Central;
+pub use counters::WorkerStats;
+pub(crate) use counters::{AllCounters, Counters};
+pub(crate) use deques::WorkStealing;
+pub(crate) use fifo::Fifo;
 pub(crate) use job::{HeapJob, JobRef, JobResult, StackJob};
+pub(crate) use mts::Mts;
 
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use std::cell::UnsafeCell;
+use crate::config::Sched;
+use crate::shepherds::Shepherds;
 
-/// Per-participant work-stealing deques; see the module documentation.
-pub(crate) struct WorkStealing {
-    /// Owner ends, one per participant slot. Only the thread occupying slot
-    /// `i` touches `locals[i]` (the pool's slot-occupancy invariant).
-    locals: Box<[UnsafeCell<Worker<JobRef>>]>,
-    stealers: Box<[Stealer<JobRef>]>,
-    /// For each slot, the other slots nearest first.
-    victims: Box<[Box<[usize]>]>,
-    injector: Injector<JobRef>,
+/// Who may take a job just queued: anyone in the team, or only the workers
+/// of one shepherd (a scheduler without stealing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Any participant of the running team.
+    Anyone,
+    /// Only the workers of this shepherd.
+    Shepherd(usize),
 }
 
-// SAFETY: `locals[i]` is only accessed by the single thread occupying slot `i`
-// (enforced by the pool: persistent workers own their slot, slot 0 is taken
-// under the master lock, launch-and-join threads borrow slots of a region the
-// master holds); everything else is Sync.
-unsafe impl Sync for WorkStealing {}
+/// The result of a steal: a job to run, and whether more jobs were moved to
+/// the caller's shepherd queue (its siblings should be woken for them).
+#[derive(Default)]
+pub(crate) struct Stolen {
+    pub(crate) job: Option<JobRef>,
+    pub(crate) moved: bool,
+}
 
 /// The interface between the runtime and a task scheduler.
 pub(crate) trait Scheduler: Sync {
-    /// Pushes on slot `slot`'s queue. Caller occupies `slot`.
-    unsafe fn push(&self, slot: usize, job: JobRef);
-    /// Pops the newest job of `slot`'s own queue. Caller occupies `slot`.
+    /// Queues a job made by the occupant of `slot`. Caller occupies `slot`.
+    unsafe fn push(&self, slot: usize, job: JobRef) -> Target;
+    /// Takes the job `slot` should run next from its own queue (its deque,
+    /// or its shepherd's queue). Caller occupies `slot`.
     unsafe fn pop(&self, slot: usize) -> Option<JobRef>;
     /// True when `slot`'s own queue holds nothing. Caller occupies `slot`.
     unsafe fn local_is_empty(&self, slot: usize) -> bool;
     /// Jobs in `slot`'s own queue. Caller occupies `slot`.
     unsafe fn local_len(&self, slot: usize) -> usize;
-    /// Takes work from elsewhere (other slots, the injector) for `slot`.
-    fn steal(&self, slot: usize) -> Option<JobRef>;
-    /// Queues a job from outside the pool.
-    fn inject(&self, job: JobRef);
-    /// True when some queue visibly holds work (used before sleeping).
-    fn has_work(&self) -> bool;
+    /// Takes work from elsewhere for `slot` (caller occupies it), counting
+    /// in `counters`.
+    fn steal(&self, slot: usize, counters: &Counters) -> Stolen;
+    /// Queues a job from a thread outside the pool.
+    fn inject(&self, job: JobRef) -> Target;
+    /// Queues a job, from any thread, for the workers of `shepherd`
+    /// (schedulers without per-shepherd queues take it as an injection).
+    fn submit(&self, job: JobRef, shepherd: usize) -> Target;
+    /// True when `slot` could find work somewhere (used before sleeping).
+    fn has_work(&self, slot: usize) -> bool;
 }
 
-impl WorkStealing {
-    /// `victims[i]` lists the slots `i` steals from, nearest first.
-    pub(crate) fn new(victims: Vec<Vec<usize>>) -> WorkStealing {
-        let locals: Vec<Worker<JobRef>> = victims.iter().map(|_| Worker::new_lifo()).collect();
-        let stealers = locals.iter().map(|w| w.stealer()).collect();
-        WorkStealing {
-            locals: locals.into_iter().map(UnsafeCell::new).collect(),
-            stealers,
-            victims: victims.into_iter().map(Vec::into_boxed_slice).collect(),
-            injector: Injector::new(),
+/// The scheduler chosen for a pool: a closed set, dispatched by `match` so
+/// that the hot calls inline.
+pub(crate) enum Queues {
+    Mts(Mts),
+    Ws(WorkStealing),
+    Central(Central),
+    Fifo(Fifo),
+}
+
+impl Queues {
+    /// Builds `kind` for a pool laid out as `shepherds`. `victims[i]` lists
+    /// the other slots by distance (used by `ws` for locality of the injector
+    /// order only; its victims are random); `chunk`: jobs per `mts` remote
+    /// steal (`None`: the stealing shepherd's size).
+    pub(crate) fn new(kind: Sched, shepherds: &Shepherds, chunk: Option<usize>) -> Queues {
+        match kind {
+            Sched::Mts => Queues::Mts(Mts::new(shepherds, chunk)),
+            Sched::Ws => Queues::Ws(WorkStealing::new(shepherds)),
+            Sched::Central => Queues::Central(Central::new(shepherds)),
+            Sched::Fifo => Queues::Fifo(Fifo::new(shepherds)),
         }
     }
 
-    #[inline]
-    unsafe fn local(&self, slot: usize) -> &Worker<JobRef> {
-        debug_assert!(slot < self.locals.len());
-        // SAFETY: slots are always `< locals.len()` (one deque per participant)
-        // and the caller occupies `slot` (see the Sync impl).
-        unsafe { &*self.locals.get_unchecked(slot).get() }
+    /// Which scheduler this is.
+    pub(crate) fn kind(&self) -> Sched {
+        match self {
+            Queues::Mts(_) => Sched::Mts,
+            Queues::Ws(_) => Sched::Ws,
+            Queues::Central(_) => Sched::Central,
+            Queues::Fifo(_) => Sched::Fifo,
+        }
     }
 }
 
-impl Scheduler for WorkStealing {
-    #[inline]
-    unsafe fn push(&self, slot: usize, job: JobRef) {
-        // SAFETY: forwarded.
-        unsafe { self.local(slot).push(job) }
-    }
+macro_rules! each {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            Queues::Mts($q) => $e,
+            Queues::Ws($q) => $e,
+            Queues::Central($q) => $e,
+            Queues::Fifo($q) => $e,
+        }
+    };
+}
 
+impl Scheduler for Queues {
+    #[inline]
+    unsafe fn push(&self, slot: usize, job: JobRef) -> Target {
+        // SAFETY: forwarded.
+        each!(self, q => unsafe { q.push(slot, job) })
+    }
     #[inline]
     unsafe fn pop(&self, slot: usize) -> Option<JobRef> {
         // SAFETY: forwarded.
-        unsafe { self.local(slot).pop() }
+        each!(self, q => unsafe { q.pop(slot) })
     }
-
     #[inline]
     unsafe fn local_is_empty(&self, slot: usize) -> bool {
         // SAFETY: forwarded.
-        unsafe { self.local(slot).is_empty() }
+        each!(self, q => unsafe { q.local_is_empty(slot) })
     }
-
     #[inline]
     unsafe fn local_len(&self, slot: usize) -> usize {
         // SAFETY: forwarded.
-        unsafe { self.local(slot).len() }
+        each!(self, q => unsafe { q.local_len(slot) })
     }
-
-    fn steal(&self, slot: usize) -> Option<JobRef> {
-        loop {
-            let mut retry = false;
-            for &v in self.victims[slot].iter() {
-                match self.stealers[v].steal() {
-                    Steal::Success(job) => return Some(job),
-                    Steal::Retry => retry = true,
-                    Steal::Empty => {}
-                }
-            }
-            match self.injector.steal() {
-                Steal::Success(job) => return Some(job),
-                Steal::Retry => retry = true,
-                Steal::Empty => {}
-            }
-            if !retry {
-                return None;
-            }
-        }
+    #[inline]
+    fn steal(&self, slot: usize, counters: &Counters) -> Stolen {
+        each!(self, q => q.steal(slot, counters))
     }
-
-    fn inject(&self, job: JobRef) {
-        self.injector.push(job);
+    fn inject(&self, job: JobRef) -> Target {
+        each!(self, q => q.inject(job))
     }
-
-    fn has_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    fn submit(&self, job: JobRef, shepherd: usize) -> Target {
+        each!(self, q => q.submit(job, shepherd))
+    }
+    #[inline]
+    fn has_work(&self, slot: usize) -> bool {
+        each!(self, q => q.has_work(slot))
     }
 }

@@ -56,12 +56,13 @@ impl Sleepers {
     }
 
     /// Pusher: after making work visible, wake one announced sleeper among
-    /// slots `0..limit()`, if any (`limit` is read only when someone sleeps).
-    /// `parker(slot)` gives the parker of the participant in `slot`.
+    /// the slots that `eligible()` accepts, if any (`eligible` is built only
+    /// when someone sleeps). `parker(slot)` gives the parker of the
+    /// participant in `slot`.
     #[inline]
-    pub(crate) fn notify_one<'a>(
+    pub(crate) fn notify_one<'a, E: Fn(usize) -> bool>(
         &self,
-        limit: impl FnOnce() -> usize,
+        eligible: impl FnOnce() -> E,
         parker: impl Fn(usize) -> &'a Parker,
     ) -> Option<usize> {
         // A read-modify-write (not a plain load) so that it reads the latest
@@ -71,13 +72,17 @@ impl Sleepers {
         if self.count.fetch_add(0, Ordering::SeqCst) == 0 {
             return None;
         }
-        self.wake_one(limit(), parker)
+        self.wake_one(eligible(), parker)
     }
 
     #[cold]
-    fn wake_one<'a>(&self, limit: usize, parker: impl Fn(usize) -> &'a Parker) -> Option<usize> {
-        for (slot, flag) in self.flags.iter().enumerate().take(limit) {
-            if flag.load(Ordering::Relaxed) && flag.swap(false, Ordering::SeqCst) {
+    fn wake_one<'a>(
+        &self,
+        eligible: impl Fn(usize) -> bool,
+        parker: impl Fn(usize) -> &'a Parker,
+    ) -> Option<usize> {
+        for (slot, flag) in self.flags.iter().enumerate() {
+            if flag.load(Ordering::Relaxed) && eligible(slot) && flag.swap(false, Ordering::SeqCst) {
                 self.count.fetch_sub(1, Ordering::SeqCst);
                 parker(slot).unpark();
                 return Some(slot);
@@ -103,7 +108,7 @@ mod tests {
             let (s2, p2, w2) = (sleepers.clone(), parker.clone(), work.clone());
             let pusher = loom::thread::spawn(move || {
                 w2.store(true, Ordering::Release);
-                s2.notify_one(|| 1, |_| &*p2);
+                s2.notify_one(|| |_| true, |_| &*p2);
             });
             loop {
                 let token = parker.prepare();

@@ -1,0 +1,105 @@
+//! A queue shared by several workers: a lock around a `VecDeque`, with its
+//! length mirrored in an atomic so that "is it empty?" costs one load.
+//!
+//! Why a lock and not a lock-free structure: several workers push *and* pop
+//! at the same end (the shepherd's LIFO), and a remote steal takes a chunk
+//! of several jobs from the other end at once, which a Chase–Lev deque
+//! cannot do. Qthreads' shepherd queues are locked for the same reason. The
+//! lock is std's futex mutex (spins briefly, then sleeps), so a holder
+//! preempted on an oversubscribed machine does not make others spin.
+//!
+//! Ordering: `len` is written under the lock after the change and read
+//! without it (`Relaxed`) only as a hint; a decision that matters (taking a
+//! job) always takes the lock. A pusher writes `len` before its `SeqCst`
+//! read-modify-write in `Sleepers::notify_one`, and a sleeper reads it after
+//! its own `SeqCst` read-modify-write in `Sleepers::announce`: whichever
+//! comes first in the counter's order, the push is seen or the sleeper is
+//! woken (the proof in `sync::Sleepers`).
+
+use super::JobRef;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// See the module documentation.
+pub(crate) struct SharedQueue {
+    jobs: Mutex<VecDeque<JobRef>>,
+    len: AtomicUsize,
+}
+
+impl Default for SharedQueue {
+    fn default() -> Self {
+        SharedQueue { jobs: Mutex::new(VecDeque::with_capacity(64)), len: AtomicUsize::new(0) }
+    }
+}
+
+impl SharedQueue {
+    #[inline]
+    fn lock(&self) -> MutexGuard<'_, VecDeque<JobRef>> {
+        // A panic never happens while the lock is held (no user code runs
+        // under it), but do not turn a poisoned lock into a second panic.
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a job at the newest end.
+    #[inline]
+    pub(crate) fn push(&self, job: JobRef) {
+        let mut q = self.lock();
+        q.push_back(job);
+        self.len.store(q.len(), Ordering::Relaxed);
+    }
+
+    /// Adds jobs at the newest end, the last one newest.
+    pub(crate) fn push_all(&self, jobs: impl IntoIterator<Item = JobRef>) {
+        let mut q = self.lock();
+        q.extend(jobs);
+        self.len.store(q.len(), Ordering::Relaxed);
+    }
+
+    /// Takes the newest job (LIFO).
+    #[inline]
+    pub(crate) fn pop_newest(&self) -> Option<JobRef> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = self.lock();
+        let job = q.pop_back();
+        self.len.store(q.len(), Ordering::Relaxed);
+        job
+    }
+
+    /// Takes the oldest job (FIFO).
+    #[inline]
+    pub(crate) fn pop_oldest(&self) -> Option<JobRef> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = self.lock();
+        let job = q.pop_front();
+        self.len.store(q.len(), Ordering::Relaxed);
+        job
+    }
+
+    /// Takes up to `n` of the oldest jobs, oldest first (a bulk steal).
+    pub(crate) fn take_oldest(&self, n: usize, into: &mut Vec<JobRef>) {
+        if self.is_empty() {
+            return;
+        }
+        let mut q = self.lock();
+        let k = n.min(q.len());
+        into.extend(q.drain(..k));
+        self.len.store(q.len(), Ordering::Relaxed);
+    }
+
+    /// No job visible (a hint without the lock).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Relaxed) == 0
+    }
+
+    /// Jobs visible (a hint without the lock).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+}
