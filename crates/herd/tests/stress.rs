@@ -6,7 +6,7 @@
 //! another reason left without taking the work, and everyone else slept on
 //! (fixed by `Sleepers::retract` / the `owe_wake` rule in the idle loop).
 
-use herd::{Dispatch, Pool, Schedule, WaitPolicy};
+use herd::{Dispatch, Pool, Sched, Schedule, WaitPolicy};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -55,13 +55,24 @@ fn no_lost_wakeups_under_mixed_concurrent_load() {
         let start = Instant::now();
         let mut rounds = 0;
         while start.elapsed() < budget {
-            for (wait, dispatch) in [
+            for (i, (wait, dispatch)) in [
                 (WaitPolicy::Passive, Dispatch::Pwaml),
                 (WaitPolicy::Spin(Duration::from_micros(3)), Dispatch::Pwaml),
                 (WaitPolicy::Passive, Dispatch::Pw),
                 (WaitPolicy::Spin(Duration::from_micros(1)), Dispatch::Pwa),
-            ] {
-                let p = Pool::builder().num_threads(3).wait(wait).dispatch(dispatch).build().unwrap();
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                // Every scheduler meets every wait/dispatch pair over four rounds.
+                let sched = Sched::ALL[(rounds + i) % Sched::ALL.len()];
+                let p = Pool::builder()
+                    .num_threads(3)
+                    .wait(wait)
+                    .dispatch(dispatch)
+                    .scheduler(sched)
+                    .build()
+                    .unwrap();
                 mixed_load(&p, 100);
             }
             rounds += 1;
@@ -69,7 +80,7 @@ fn no_lost_wakeups_under_mixed_concurrent_load() {
         done_tx.send(rounds).unwrap();
     });
     match done_rx.recv_timeout(budget + Duration::from_secs(60)) {
-        Ok(rounds) => assert!(rounds > 0),
+        Ok(rounds) => assert!(rounds >= Sched::ALL.len(), "only {rounds} rounds"),
         Err(_) => panic!("no progress for 60 s past the budget: a participant sleeps through pending work"),
     }
 }

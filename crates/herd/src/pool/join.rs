@@ -1,8 +1,10 @@
 //! `join(a, b)`: run two closures, potentially in parallel.
 //!
-//! Lazy splitting: `b` is made stealable only when the caller's own deque is
-//! empty, i.e. when no stealable work of this participant is already waiting
-//! (Tzannes et al.'s lazy binary splitting). Otherwise `a` and `b` run inline
+//! Lazy splitting: `b` is made stealable only when the scheduler says a new
+//! job could feed an idle participant — the caller's own deque is empty
+//! (`ws`), or its shared queue holds fewer jobs than the workers sharing it
+//! (`mts`, `central`, `fifo`) — i.e. when not enough stealable work is
+//! already waiting (Tzannes et al.'s lazy binary splitting). Otherwise `a` and `b` run inline
 //! like plain calls — one thread-local read and one deque-length read — which
 //! keeps fine-grained recursion (fib without cutoff) close to serial speed,
 //! while every idle participant still finds the oldest, largest piece of work
@@ -61,7 +63,7 @@ where
     RB: Send,
 {
     // SAFETY: caller occupies `slot`.
-    if reg.num_threads() == 1 || !unsafe { reg.sched.local_is_empty(slot) } {
+    if reg.num_threads() == 1 || !unsafe { reg.sched.wants_split(slot) } {
         let ra = a();
         return (ra, b());
     }

@@ -417,7 +417,7 @@ impl Registry {
             return Some(job);
         }
         let stolen = self.sched.steal(slot, self.counters.of(slot));
-        if stolen.moved {
+        for _ in 0..stolen.moved {
             self.notify_work(Target::Shepherd(self.shepherds.of[slot]));
         }
         let job = stolen.job?;

@@ -9,11 +9,13 @@ use crate::shepherds::Shepherds;
 /// See the module documentation.
 pub(crate) struct Central {
     queue: SharedQueue,
+    /// Participants sharing the queue.
+    sharers: usize,
 }
 
 impl Central {
-    pub(crate) fn new(_shepherds: &Shepherds) -> Central {
-        Central { queue: SharedQueue::default() }
+    pub(crate) fn new(shepherds: &Shepherds) -> Central {
+        Central { queue: SharedQueue::default(), sharers: shepherds.of.len() }
     }
 }
 
@@ -30,8 +32,8 @@ impl Scheduler for Central {
     }
 
     #[inline]
-    unsafe fn local_is_empty(&self, _slot: usize) -> bool {
-        self.queue.is_empty()
+    unsafe fn wants_split(&self, _slot: usize) -> bool {
+        self.queue.len() < self.sharers
     }
 
     #[inline]

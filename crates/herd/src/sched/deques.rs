@@ -92,7 +92,7 @@ impl Scheduler for WorkStealing {
     }
 
     #[inline]
-    unsafe fn local_is_empty(&self, slot: usize) -> bool {
+    unsafe fn wants_split(&self, slot: usize) -> bool {
         // SAFETY: forwarded.
         unsafe { self.local(slot).is_empty() }
     }
@@ -121,14 +121,14 @@ impl Scheduler for WorkStealing {
                             bump(&counters.remote_steals, 1);
                             bump(&counters.stolen_tasks, 1);
                         }
-                        return Stolen { job: Some(job), moved: false };
+                        return Stolen { job: Some(job), moved: 0 };
                     }
                     Steal::Retry => retry = true,
                     Steal::Empty => {}
                 }
             }
             match self.injector.steal() {
-                Steal::Success(job) => return Stolen { job: Some(job), moved: false },
+                Steal::Success(job) => return Stolen { job: Some(job), moved: 0 },
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
             }

@@ -18,6 +18,8 @@ pub(crate) struct Fifo {
     turn: Box<[CachePadded<Cell<usize>>]>,
     /// The next shepherd for jobs from outside the pool.
     outside_turn: AtomicUsize,
+    /// For each shepherd, its number of participants.
+    members: Box<[usize]>,
     /// For each shepherd, its first (lowest) participant index: a shepherd
     /// takes part in a region of `team` participants iff that is `< team`.
     first: Box<[usize]>,
@@ -40,6 +42,7 @@ impl Fifo {
             turn: (0..n).map(|i| CachePadded::new(Cell::new(shepherds.of[i]))).collect(),
             outside_turn: AtomicUsize::new(0),
             first: shepherds.members.iter().map(|m| m[0]).collect(),
+            members: shepherds.members.iter().map(Vec::len).collect(),
             team: AtomicUsize::new(n),
         }
     }
@@ -82,8 +85,11 @@ impl Scheduler for Fifo {
     }
 
     #[inline]
-    unsafe fn local_is_empty(&self, slot: usize) -> bool {
-        self.own(slot).is_empty()
+    unsafe fn wants_split(&self, slot: usize) -> bool {
+        // Jobs go round-robin to every shepherd: split while the next
+        // shepherd's queue is short.
+        let next = &self.queues[self.turn[slot].get().min(self.queues.len() - 1)];
+        next.len() < self.members[self.shepherd_of[slot]]
     }
 
     #[inline]

@@ -37,6 +37,12 @@ impl JobRef {
         JobRef { data, execute }
     }
 
+    /// The job's data pointer (model tests name jobs by it).
+    #[cfg(test)]
+    pub(crate) fn data(self) -> *const () {
+        self.data
+    }
+
     /// Runs the job. Each JobRef must be executed exactly once.
     #[inline]
     pub(crate) unsafe fn execute(self) {

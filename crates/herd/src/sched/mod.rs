@@ -46,12 +46,12 @@ pub(crate) enum Target {
     Shepherd(usize),
 }
 
-/// The result of a steal: a job to run, and whether more jobs were moved to
-/// the caller's shepherd queue (its siblings should be woken for them).
+/// The result of a steal: a job to run, and how many more jobs were moved
+/// to the caller's shepherd queue (as many siblings should be woken).
 #[derive(Default)]
 pub(crate) struct Stolen {
     pub(crate) job: Option<JobRef>,
-    pub(crate) moved: bool,
+    pub(crate) moved: usize,
 }
 
 /// The interface between the runtime and a task scheduler.
@@ -61,8 +61,11 @@ pub(crate) trait Scheduler: Sync {
     /// Takes the job `slot` should run next from its own queue (its deque,
     /// or its shepherd's queue). Caller occupies `slot`.
     unsafe fn pop(&self, slot: usize) -> Option<JobRef>;
-    /// True when `slot`'s own queue holds nothing. Caller occupies `slot`.
-    unsafe fn local_is_empty(&self, slot: usize) -> bool;
+    /// True when a job pushed by `slot` now could feed an idle participant:
+    /// its deque is empty (`ws`), or its shared queue holds fewer jobs than
+    /// the participants sharing it. `join` splits lazily on this. Caller
+    /// occupies `slot`.
+    unsafe fn wants_split(&self, slot: usize) -> bool;
     /// Jobs in `slot`'s own queue. Caller occupies `slot`.
     unsafe fn local_len(&self, slot: usize) -> usize;
     /// Takes work from elsewhere for `slot` (caller occupies it), counting
@@ -134,9 +137,9 @@ impl Scheduler for Queues {
         each!(self, q => unsafe { q.pop(slot) })
     }
     #[inline]
-    unsafe fn local_is_empty(&self, slot: usize) -> bool {
+    unsafe fn wants_split(&self, slot: usize) -> bool {
         // SAFETY: forwarded.
-        each!(self, q => unsafe { q.local_is_empty(slot) })
+        each!(self, q => unsafe { q.wants_split(slot) })
     }
     #[inline]
     unsafe fn local_len(&self, slot: usize) -> usize {

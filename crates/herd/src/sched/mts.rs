@@ -33,6 +33,9 @@ use crossbeam_utils::CachePadded;
 struct Shepherd {
     queue: SharedQueue,
     stealing: AtomicBool,
+    /// Workers of this shepherd inside `steal_for` (model tests check <= 1).
+    #[cfg(all(test, loom))]
+    in_steal: crate::sync::atomic::AtomicUsize,
 }
 
 /// See the module documentation.
@@ -43,6 +46,8 @@ pub(crate) struct Mts {
     nearest: Box<[Box<[usize]>]>,
     /// Jobs per remote steal, per shepherd.
     chunk: Box<[usize]>,
+    /// Workers per shepherd.
+    members: Box<[usize]>,
 }
 
 impl Mts {
@@ -52,6 +57,7 @@ impl Mts {
             shepherd_of: shepherds.of.clone().into_boxed_slice(),
             nearest: shepherds.nearest.iter().map(|v| v.clone().into_boxed_slice()).collect(),
             chunk: shepherds.members.iter().map(|m| chunk.unwrap_or(m.len()).max(1)).collect(),
+            members: shepherds.members.iter().map(Vec::len).collect(),
         }
     }
 
@@ -62,6 +68,8 @@ impl Mts {
 
     /// The remote steal for shepherd `h`, by the worker holding its ticket.
     fn steal_for(&self, h: usize, counters: &Counters) -> Stolen {
+        #[cfg(all(test, loom))]
+        let _one = OneStealer::enter(&self.shepherds[h].in_steal);
         let mut chunk = Vec::with_capacity(self.chunk[h]);
         for &v in self.nearest[h].iter() {
             self.shepherds[v].queue.take_oldest(self.chunk[h], &mut chunk);
@@ -70,8 +78,8 @@ impl Mts {
                 bump(&counters.stolen_tasks, chunk.len() as u64);
                 let mut jobs = chunk.into_iter();
                 let first = jobs.next();
-                let moved = jobs.len() > 0;
-                if moved {
+                let moved = jobs.len();
+                if moved > 0 {
                     // The rest, oldest deepest: the newest end gets the
                     // youngest of the stolen jobs.
                     self.shepherds[h].queue.push_all(jobs);
@@ -97,8 +105,11 @@ impl Scheduler for Mts {
     }
 
     #[inline]
-    unsafe fn local_is_empty(&self, slot: usize) -> bool {
-        self.own(slot).queue.is_empty()
+    unsafe fn wants_split(&self, slot: usize) -> bool {
+        // One waiting job per worker of the shepherd: enough for every
+        // sibling to find one, and for a remote thief to take a chunk.
+        let h = self.shepherd_of[slot];
+        self.shepherds[h].queue.len() < self.members[h]
     }
 
     #[inline]
@@ -110,7 +121,7 @@ impl Scheduler for Mts {
         let h = self.shepherd_of[slot];
         let me = &self.shepherds[h];
         if let Some(job) = me.queue.pop_newest() {
-            return Stolen { job: Some(job), moved: false };
+            return Stolen { job: Some(job), moved: 0 };
         }
         if self.nearest[h].is_empty()
             || me.stealing.load(Ordering::Relaxed)
@@ -136,5 +147,120 @@ impl Scheduler for Mts {
     #[inline]
     fn has_work(&self, _slot: usize) -> bool {
         self.shepherds.iter().any(|s| !s.queue.is_empty())
+    }
+}
+
+/// Checks, in model tests, that one shepherd never has two stealers.
+#[cfg(all(test, loom))]
+struct OneStealer<'a>(&'a crate::sync::atomic::AtomicUsize);
+
+#[cfg(all(test, loom))]
+impl<'a> OneStealer<'a> {
+    fn enter(n: &'a crate::sync::atomic::AtomicUsize) -> Self {
+        assert_eq!(n.fetch_add(1, Ordering::SeqCst), 0, "two workers steal for one shepherd");
+        OneStealer(n)
+    }
+}
+
+#[cfg(all(test, loom))]
+impl Drop for OneStealer<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod tests {
+    use super::*;
+    use crate::placement::{plan, PlacementRequest};
+    use crate::topology::Topology;
+    use loom::sync::Arc;
+
+    /// Two shepherds of two workers (a synthetic machine of two L3s).
+    fn layout() -> Shepherds {
+        let topo = Topology::synthetic("l3:2 core:2 pu:1").unwrap();
+        let pl = plan(
+            &topo,
+            &PlacementRequest {
+                num_threads: None,
+                places: None,
+                bind: Default::default(),
+                dispatch: Default::default(),
+                reserve: 0,
+            },
+        )
+        .unwrap();
+        Shepherds::plan(&topo, &pl, None, None)
+    }
+
+    unsafe fn nothing(_: *const ()) {}
+
+    fn job(id: usize) -> JobRef {
+        // SAFETY: the model never executes these jobs; it only moves them.
+        unsafe { JobRef::new(id as *const (), nothing) }
+    }
+
+    fn id(j: JobRef) -> usize {
+        // The data pointer is the job's number (see `job`).
+        j.data() as usize
+    }
+
+    /// Shepherd 1's two workers find their queue empty at the same time
+    /// while shepherd 0's worker pops its own queue of three jobs: every job
+    /// is taken exactly once, at most one worker of shepherd 1 steals at a
+    /// time, and a chunk moved to shepherd 1 is there for the sibling.
+    #[test]
+    fn bulk_steal_moves_each_job_once() {
+        loom::model(|| {
+            let sh = layout();
+            assert_eq!(sh.members, vec![vec![0, 1], vec![2, 3]]);
+            let mts = Arc::new(Mts::new(&sh, None));
+            for i in 1..=3 {
+                // SAFETY: this thread stands for slot 0 here.
+                unsafe { mts.push(0, job(i)) };
+            }
+            let thieves: Vec<_> = [2usize, 3]
+                .into_iter()
+                .map(|slot| {
+                    let mts = mts.clone();
+                    loom::thread::spawn(move || {
+                        let c = Counters::default();
+                        let mut got = Vec::new();
+                        let s = mts.steal(slot, &c);
+                        got.extend(s.job.map(id));
+                        // A sibling woken for the moved jobs takes them from
+                        // the shared queue.
+                        // SAFETY: this thread stands for `slot`.
+                        while let Some(j) = unsafe { mts.pop(slot) } {
+                            got.push(id(j));
+                        }
+                        let steals = c.remote_steals.load(std::sync::atomic::Ordering::Relaxed);
+                        (got, steals)
+                    })
+                })
+                .collect();
+            let mut taken = Vec::new();
+            // SAFETY: this thread stands for slot 0.
+            if let Some(j) = unsafe { mts.pop(0) } {
+                taken.push(id(j));
+            }
+            let mut steals = 0;
+            for t in thieves {
+                let (got, s) = t.join().unwrap();
+                taken.extend(got);
+                steals += s;
+            }
+            // Whatever is left sits in a queue.
+            for slot in [0, 2] {
+                // SAFETY: the threads have finished; this one stands for every slot.
+                while let Some(j) = unsafe { mts.pop(slot) } {
+                    taken.push(id(j));
+                }
+            }
+            taken.sort_unstable();
+            assert_eq!(taken, vec![1, 2, 3], "a job was lost or taken twice");
+            assert!(steals <= 2);
+            assert!(!mts.shepherds[1].stealing.load(Ordering::Relaxed), "ticket left taken");
+        });
     }
 }

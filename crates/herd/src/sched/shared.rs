@@ -17,9 +17,9 @@
 //! woken (the proof in `sync::Sleepers`).
 
 use super::JobRef;
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::{Mutex, MutexGuard};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 /// See the module documentation.
 pub(crate) struct SharedQueue {

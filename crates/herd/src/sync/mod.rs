@@ -15,5 +15,9 @@ pub(crate) use sleepers::Sleepers;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic;
+#[cfg(loom)]
+pub(crate) use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic;
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Mutex, MutexGuard};
