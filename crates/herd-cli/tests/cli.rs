@@ -88,6 +88,45 @@ fn topo_synthetic_32_pus() {
     assert!(s.contains("32 usable PU(s)") && s.contains("master on PU 0"), "{s}");
     assert!(s.contains("Package L#3"), "{s}");
     assert!(s.contains("not bound"), "{s}");
+    assert!(s.contains("scheduler mts, 4 shepherd(s) at level l3"), "{s}");
+    assert!(s.contains("shepherd   3: participants [24, 25, 26, 27, 28, 29, 30, 31]"), "{s}");
+}
+
+#[test]
+fn topo_shows_shepherds_and_scheduler() {
+    let o = ok(herd(&["topo", "--json"])
+        .env("HERD_TOPOLOGY", SYNTHETIC)
+        .env("HERD_SCHED", "fifo")
+        .env("HERD_SHEPHERD", "package")
+        .env("HERD_WORKERS_PER_SHEPHERD", "4"));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["scheduler"], "fifo");
+    assert_eq!(v["shepherd_level"], "package");
+    let sh = v["shepherds"].as_array().unwrap();
+    assert_eq!(sh.len(), 8);
+    assert_eq!(sh[1]["workers"], serde_json::json!([4, 5, 6, 7]));
+    assert_eq!(sh[1]["pus"], serde_json::json!([4, 5, 6, 7]));
+}
+
+#[test]
+fn verbose_display_prints_counters_at_exit() {
+    let o = ok(herd(&["topo"]).env("HERD_DISPLAY_ENV", "verbose"));
+    let e = stderr(&o);
+    assert!(e.contains("per-worker counters") && e.contains("remote st."), "{e}");
+}
+
+#[test]
+fn invalid_scheduler_settings_are_errors() {
+    for (var, value) in [
+        ("HERD_SCHED", "lifo"),
+        ("HERD_SHEPHERD", "socket"),
+        ("HERD_WORKERS_PER_SHEPHERD", "0"),
+        ("HERD_STEAL_CHUNK", "x"),
+        ("HERD_THROTTLE", "on"),
+        ("HERD_STACK_SIZE", "1K"),
+    ] {
+        assert_config_error(var, value);
+    }
 }
 
 fn assert_config_error(var: &str, value: &str) {

@@ -84,6 +84,9 @@ static REGISTRY: Mutex<Vec<Arc<ThreadLog>>> = Mutex::new(Vec::new());
 static FLUSHING: Mutex<()> = Mutex::new(());
 static NEXT_TID: AtomicU64 = AtomicU64::new(1);
 static AT_EXIT: Once = Once::new();
+/// The latest per-worker counters of each pool (by registry id), written to
+/// the trace's `otherData.worker_stats`.
+static STATS: Mutex<Vec<(usize, serde_json::Value)>> = Mutex::new(Vec::new());
 
 /// Set once, by the first `start`.
 struct State {
@@ -168,6 +171,17 @@ pub fn flush() -> io::Result<()> {
     let mut w = BufWriter::new(File::create(&state.path)?);
     write_trace(&mut w, &logs, std::process::id(), nanos_since(state.epoch))?;
     w.flush()
+}
+
+/// Records (replacing an earlier snapshot of the same pool) a pool's
+/// per-worker counters for the trace file.
+pub(crate) fn record_stats(pool: usize, scheduler: &str, stats: &[crate::WorkerStats]) {
+    let v = serde_json::json!({ "pool": pool, "scheduler": scheduler, "workers": stats });
+    let mut all = lock(&STATS);
+    match all.iter_mut().find(|(id, _)| *id == pool) {
+        Some(e) => e.1 = v,
+        None => all.push((pool, v)),
+    }
 }
 
 extern "C" fn flush_at_exit() {
@@ -417,6 +431,7 @@ fn write_trace(w: &mut impl Write, logs: &[Arc<ThreadLog>], pid: u32, now: u64) 
         "producer": concat!("herd ", env!("CARGO_PKG_VERSION")),
         "dropped_events": dropped_total,
         "max_events_per_thread": MAX_EVENTS_PER_THREAD,
+        "worker_stats": lock(&STATS).iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(),
     });
     serde_json::to_writer(&mut *w, &other).map_err(io::Error::from)?;
     w.write_all(b"}\n")

@@ -18,6 +18,13 @@ fn pool_writes_perfetto_trace() {
     drop(pool);
     herd::trace::flush().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    // The pool's per-worker counters are in the trace's metadata.
+    let pools = v["otherData"]["worker_stats"].as_array().unwrap();
+    assert_eq!(pools.len(), 1);
+    let workers = pools[0]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    let tasks: u64 = workers.iter().map(|w| w["tasks"].as_u64().unwrap()).sum();
+    assert!(tasks > 0, "fib(20) ran jobs: {workers:?}");
     let events = v["traceEvents"].as_array().unwrap();
     let count = |name: &str, ph: &str| events.iter().filter(|e| e["name"] == name && e["ph"] == ph).count();
     assert_eq!(count("region", "B"), 3);

@@ -241,7 +241,11 @@ impl PoolBuilder {
             config.steal_chunk,
         );
         registry.keep_master_binding = keep_master_binding;
+        registry.report_stats = config.display_env == Some(DisplayEnv::Verbose);
         let registry = Arc::new(registry);
+        if registry.report_stats || config.trace.is_some() {
+            super::report::watch(&registry);
+        }
         let pool = Pool { registry: registry.clone() };
         if dispatch.persistent() {
             let n = registry.num_threads();

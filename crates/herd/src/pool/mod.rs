@@ -12,6 +12,7 @@ mod join;
 mod loops;
 mod region;
 mod registry;
+mod report;
 mod scope;
 
 pub use builder::PoolBuilder;
@@ -243,6 +244,7 @@ where
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        report::report(&self.registry);
         self.registry.shut_down();
     }
 }

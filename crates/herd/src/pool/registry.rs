@@ -165,6 +165,9 @@ pub(crate) struct Registry {
     team: AtomicUsize,
     /// Entering as master leaves the thread's binding alone.
     pub(crate) keep_master_binding: bool,
+    /// Print the per-worker counters when the pool ends
+    /// (`HERD_DISPLAY_ENV=verbose`).
+    pub(crate) report_stats: bool,
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -240,6 +243,7 @@ impl Registry {
             sleepers: Sleepers::new(n),
             team: AtomicUsize::new(n),
             keep_master_binding: false,
+            report_stats: false,
             threads: Mutex::new(Vec::new()),
             placement,
         }
