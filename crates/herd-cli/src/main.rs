@@ -2,6 +2,7 @@
 //! thread-management experiment, and measure herd's own overheads.
 
 mod error;
+mod monitor;
 mod overhead;
 mod plot;
 mod pmo;
@@ -65,6 +66,16 @@ enum Command {
     /// builds it). The program replaces herd (exec): its signals and exit
     /// status are its own.
     Run(run::RunArgs),
+    /// Publish per-socket contention meters for HERD_THROTTLE=auto pools.
+    ///
+    /// A daemon: every interval it measures each socket's busy fraction from
+    /// /proc/stat and, where the kernel allows system-wide counting
+    /// (perf_event_paranoid <= 0), cycles and LLC misses, and publishes them
+    /// on the user's blackboard, the shared-memory segment
+    /// /herd-blackboard-<uid> (mode 0600). Pools built with
+    /// HERD_THROTTLE=auto read it and keep fewer workers active on sockets
+    /// that other processes keep busy. Prints what it publishes.
+    Monitor(monitor::MonitorArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -85,6 +96,7 @@ fn main() -> ExitCode {
         Command::Pmo(args) => pmo::run(&args),
         Command::Bench(BenchCommand::Overhead(args)) => overhead::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Monitor(args) => monitor::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -31,6 +31,7 @@ pub mod rt;
 mod sched;
 pub mod shepherds;
 mod sync;
+pub mod throttle;
 pub mod topology;
 pub mod trace;
 

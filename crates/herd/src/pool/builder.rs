@@ -21,6 +21,7 @@ pub struct PoolBuilder {
     places: Option<String>,
     topology: Option<Topology>,
     keep_master_binding: bool,
+    monitor: Option<crate::throttle::MonitorSettings>,
 }
 
 impl PoolBuilder {
@@ -47,7 +48,7 @@ impl PoolBuilder {
 
     /// Starts from an explicit configuration.
     pub fn from_config(config: Config) -> PoolBuilder {
-        PoolBuilder { config, places: None, topology: None, keep_master_binding: false }
+        PoolBuilder { config, places: None, topology: None, keep_master_binding: false, monitor: None }
     }
 
     /// The configuration so far.
@@ -149,6 +150,14 @@ impl PoolBuilder {
         self
     }
 
+    /// Tuning of the contention monitor of [`Throttle::Auto`] (epoch,
+    /// hill-climb, blackboard); the defaults of
+    /// [`MonitorSettings`](crate::throttle::MonitorSettings) otherwise.
+    pub fn monitor_settings(mut self, settings: crate::throttle::MonitorSettings) -> Self {
+        self.monitor = Some(settings);
+        self
+    }
+
     /// Stack size of each lightweight thread, in bytes (`HERD_STACK_SIZE`).
     pub fn ult_stack_size(mut self, bytes: usize) -> Self {
         self.config.ult_stack_size = Some(bytes);
@@ -164,7 +173,21 @@ impl PoolBuilder {
     /// Builds the pool: reads the topology, plans the placement, starts the
     /// persistent workers.
     pub fn build(self) -> Result<Pool> {
-        let PoolBuilder { mut config, places, topology, keep_master_binding } = self;
+        let PoolBuilder { mut config, places, topology, keep_master_binding, monitor } = self;
+        if let Some(settings) = &monitor {
+            if settings.epoch.is_zero() {
+                return Err(Error::invalid("monitor epoch", "0", "a positive duration"));
+            }
+            for (name, v) in [
+                ("monitor busy_threshold", settings.busy_threshold),
+                ("monitor external_threshold", settings.external_threshold),
+                ("monitor alpha", settings.climb.alpha),
+            ] {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(Error::invalid(name, &v.to_string(), "a fraction between 0 and 1"));
+                }
+            }
+        }
         if let Some(spec) = places {
             config.places = Some(PlacesSpec::parse("places", &spec)?);
         }
@@ -242,11 +265,19 @@ impl PoolBuilder {
         );
         registry.keep_master_binding = keep_master_binding;
         registry.report_stats = config.display_env == Some(DisplayEnv::Verbose);
+        let throttle = config.throttle.unwrap_or_default();
+        if let Throttle::Fixed(n) = throttle {
+            for h in 0..registry.shepherds.len() {
+                registry.set_active_limit(h, n);
+            }
+        }
+        // Inherited hardware counters must be opened before the workers exist.
+        let counters = (throttle == Throttle::Auto).then(crate::throttle::perf::ProcessCounters::open);
         let registry = Arc::new(registry);
         if registry.report_stats || config.trace.is_some() {
             super::report::watch(&registry);
         }
-        let pool = Pool { registry: registry.clone() };
+        let mut pool = Pool { registry: registry.clone(), monitor: None };
         if dispatch.persistent() {
             let n = registry.num_threads();
             let mut slots: Vec<Option<usize>> = (1..n).map(Some).collect();
@@ -267,10 +298,22 @@ impl PoolBuilder {
                 registry.threads.lock().unwrap_or_else(|e| e.into_inner()).push(handle);
             }
         }
-        match config.display_env.unwrap_or_default() {
-            DisplayEnv::False => {}
-            DisplayEnv::True => eprint!("{}", PoolInfo::of(&registry).render(false)),
-            DisplayEnv::Verbose => eprint!("{}", PoolInfo::of(&registry).render(true)),
+        if let Some(counters) = counters {
+            let settings = monitor.unwrap_or_default();
+            pool.monitor = Some(Box::new(crate::throttle::Monitor::start(&registry, settings, counters)?));
+        }
+        let display = config.display_env.unwrap_or_default();
+        if display != DisplayEnv::False {
+            let verbose = display == DisplayEnv::Verbose;
+            let mut text = PoolInfo::of(&registry).render(verbose);
+            match (throttle, &pool.monitor) {
+                (Throttle::Fixed(n), _) => {
+                    text.push_str(&format!("herd: throttle: at most {n} active per shepherd\n"))
+                }
+                (_, Some(m)) => text.push_str(&m.describe(verbose)),
+                _ => {}
+            }
+            eprint!("{text}");
         }
         Ok(pool)
     }

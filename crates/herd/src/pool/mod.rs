@@ -32,6 +32,9 @@ use std::sync::{Arc, OnceLock, TryLockError};
 /// A pool of participants; see the crate documentation.
 pub struct Pool {
     registry: Arc<Registry>,
+    /// The contention monitor (`HERD_THROTTLE=auto`), stopped before the
+    /// workers are shut down.
+    monitor: Option<Box<crate::throttle::Monitor>>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -103,6 +106,12 @@ impl Pool {
     /// If `shepherd` is not a shepherd of this pool.
     pub fn set_active_limit(&self, shepherd: usize, n: usize) {
         self.registry.set_active_limit(shepherd, n);
+    }
+
+    /// The contention monitor, when the pool was built with
+    /// [`Throttle::Auto`](crate::Throttle::Auto).
+    pub fn monitor(&self) -> Option<&crate::throttle::Monitor> {
+        self.monitor.as_deref()
     }
 
     /// Runs `f` with the calling thread as this pool's master, so that
@@ -244,6 +253,8 @@ where
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        // The monitor only changes limits; stop it before the workers go.
+        drop(self.monitor.take());
         report::report(&self.registry);
         self.registry.shut_down();
     }

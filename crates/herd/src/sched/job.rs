@@ -38,7 +38,7 @@ impl JobRef {
     }
 
     /// The job's data pointer (model tests name jobs by it).
-    #[cfg(test)]
+    #[cfg(all(test, loom))]
     pub(crate) fn data(self) -> *const () {
         self.data
     }

@@ -84,7 +84,7 @@ pub(crate) trait Scheduler: Sync {
 /// that the hot calls inline.
 pub(crate) enum Queues {
     Mts(Mts),
-    Ws(WorkStealing),
+    Ws(Box<WorkStealing>),
     Central(Central),
     Fifo(Fifo),
 }
@@ -97,7 +97,7 @@ impl Queues {
     pub(crate) fn new(kind: Sched, shepherds: &Shepherds, chunk: Option<usize>) -> Queues {
         match kind {
             Sched::Mts => Queues::Mts(Mts::new(shepherds, chunk)),
-            Sched::Ws => Queues::Ws(WorkStealing::new(shepherds)),
+            Sched::Ws => Queues::Ws(Box::new(WorkStealing::new(shepherds))),
             Sched::Central => Queues::Central(Central::new(shepherds)),
             Sched::Fifo => Queues::Fifo(Fifo::new(shepherds)),
         }
