@@ -7,6 +7,9 @@
 //! per invocation, one JSON line each) and `compare`, the driver that runs
 //! every contender round by round and reports medians.
 
+pub mod chart;
+pub mod tasks;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -152,6 +155,26 @@ impl Summary {
             max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         }
     }
+}
+
+/// Three significant digits, without exponent for ordinary magnitudes.
+pub fn fmt(x: f64) -> String {
+    if !x.is_finite() {
+        return "–".into();
+    }
+    let a = x.abs();
+    let decimals = if a == 0.0 { 3 } else { (2 - a.log10().floor() as i32).clamp(0, 9) as usize };
+    format!("{x:.decimals$}")
+}
+
+/// [`fmt`], or "–" for no value.
+pub fn fmt_opt(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".into(), fmt)
+}
+
+/// a / b when both are known.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? / b?)
 }
 
 /// Seconds taken by `f`.
@@ -478,6 +501,18 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(Summary::of(&[5.0, 1.0, 3.0]), Summary { median: 3.0, min: 1.0, max: 5.0 });
+    }
+
+    #[test]
+    fn fmt_three_digits() {
+        assert_eq!(fmt(1.2345), "1.23");
+        assert_eq!(fmt(0.3612), "0.361");
+        assert_eq!(fmt(0.04621), "0.0462");
+        assert_eq!(fmt(123.4), "123");
+        assert_eq!(fmt(-0.0021), "-0.00210");
+        assert_eq!(fmt(0.0000123), "0.0000123");
+        assert_eq!(fmt(0.0), "0.000");
+        assert_eq!(fmt_opt(ratio(Some(1.0), None)), "–");
     }
 
     #[test]

@@ -45,8 +45,10 @@
 //! than `--busy-cpus` CPUs, and it repeats (at most `--retries` times) a run
 //! during which they used more, keeping the least disturbed attempt.
 
-use herd_bench::{fail, find_libomp, make_shim, parse_records, read_trimmed, Args, Record, Summary};
-use plotters::prelude::*;
+use herd_bench::chart::{self, Bars, Panel, PALETTE};
+use herd_bench::{
+    fail, find_libomp, fmt, fmt_opt, make_shim, parse_records, ratio, read_trimmed, Args, Record, Summary,
+};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -1085,24 +1087,6 @@ impl Results {
     }
 }
 
-fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    Some(a? / b?)
-}
-
-/// Three significant digits, without exponent for ordinary magnitudes.
-fn fmt(x: f64) -> String {
-    if !x.is_finite() {
-        return "–".into();
-    }
-    let a = x.abs();
-    let decimals = if a == 0.0 { 3 } else { (2 - a.log10().floor() as i32).clamp(0, 9) as usize };
-    format!("{x:.decimals$}")
-}
-
-fn fmt_opt(x: Option<f64>) -> String {
-    x.map_or_else(|| "–".into(), fmt)
-}
-
 /// Microseconds: 1 ns resolution below 1 µs (EPCC values near zero are
 /// noise, not digits), else three significant digits.
 fn fmt_us(x: f64) -> String {
@@ -1443,31 +1427,6 @@ fn markdown(
 // Chart
 // ---------------------------------------------------------------------------
 
-const FONT_PATH: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-const FONT: &str = "sans-serif";
-const COLORS: [RGBColor; 4] =
-    [RGBColor(0, 114, 178), RGBColor(230, 159, 0), RGBColor(213, 94, 0), RGBColor(120, 120, 120)];
-
-/// Registers DejaVu Sans for text layout when it is installed (SVG text is
-/// written either way; the viewer renders it).
-fn register_font() {
-    if let Ok(bytes) = std::fs::read(FONT_PATH) {
-        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-        let _ = plotters::style::register_font(FONT, FontStyle::Normal, bytes);
-    }
-}
-
-/// Grouped bars on a log y axis: groups (x labels) × series (runtimes).
-struct Bars<'a> {
-    title: String,
-    y_desc: &'a str,
-    groups: Vec<String>,
-    /// (series name, colour, one value per group)
-    series: Vec<(&'a str, RGBColor, Vec<Option<f64>>)>,
-    /// Horizontal reference lines: (y, label).
-    lines: Vec<(f64, String)>,
-}
-
 /// Draws the chart into `path`: SVG, or PNG when the name ends in `.png`.
 fn chart(
     path: &Path,
@@ -1476,12 +1435,11 @@ fn chart(
     runtimes: &[Runtime],
     s: &Settings,
 ) -> Result<(), String> {
-    register_font();
-    let colour = |name: &str| COLORS[RUNTIMES.iter().position(|n| *n == name).unwrap_or(3)];
+    let colour = |name: &str| PALETTE[RUNTIMES.iter().position(|n| *n == name).unwrap_or(3)];
     let mut panels = Vec::new();
     if programs.iter().any(|p| p.key == "epcc") {
         let rts: Vec<&Runtime> = runtimes.iter().filter(|rt| !rt.serial).collect();
-        panels.push(Bars {
+        panels.push(Panel::Bars(Bars {
             title: format!(
                 "EPCC overheads, {} threads (µs per construct, log scale; lower is better)",
                 s.threads
@@ -1502,12 +1460,12 @@ fn chart(
                 (TARGET_PARALLEL_US, format!("target parallel {TARGET_PARALLEL_US} µs")),
                 (TARGET_BARRIER_US, format!("target barrier {TARGET_BARRIER_US} µs")),
             ],
-        });
+        }));
     }
     let tasks: Vec<&Program> = programs.iter().filter(|p| p.cases.is_empty()).collect();
     if !tasks.is_empty() && runtimes.iter().any(|rt| rt.serial) {
         let rts: Vec<&Runtime> = runtimes.iter().filter(|rt| !rt.serial).collect();
-        panels.push(Bars {
+        panels.push(Panel::Bars(Bars {
             title: format!(
                 "Task programs: speed-up over the serial build, {} threads (log scale; higher is better)",
                 s.threads
@@ -1521,141 +1479,18 @@ fn chart(
                 })
                 .collect(),
             lines: vec![(1.0, "serial".into()), (TARGET_SPEEDUP, format!("target {TARGET_SPEEDUP}×"))],
-        });
+        }));
     }
     if panels.is_empty() {
         return Ok(());
     }
-    let size = (1300, 460 * panels.len() as u32 + 40);
     let caption = format!("OpenMP runtimes side by side ({})", s.name);
-    let result = if path.extension().is_some_and(|e| e == "png") {
-        draw_panels(&BitMapBackend::new(path, size).into_drawing_area(), &panels, &caption)
-    } else {
-        draw_panels(&SVGBackend::new(path, size).into_drawing_area(), &panels, &caption)
-    };
-    result.map_err(|e| e.to_string())
-}
-
-fn draw_panels<DB: DrawingBackend>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
-    panels: &[Bars],
-    caption: &str,
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    DB::ErrorType: 'static,
-{
-    root.fill(&WHITE)?;
-    let root = root.titled(caption, (FONT, 22))?;
-    let areas = root.split_evenly((panels.len(), 1));
-    for (area, panel) in areas.iter().zip(panels) {
-        draw_bars(area, panel)?;
-    }
-    root.present()?;
-    Ok(())
-}
-
-fn draw_bars<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    b: &Bars,
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    DB::ErrorType: 'static,
-{
-    let vals: Vec<f64> = b
-        .series
-        .iter()
-        .flat_map(|(_, _, v)| v.iter().flatten().copied())
-        .chain(b.lines.iter().map(|(y, _)| *y))
-        .filter(|v| *v > 0.0 && v.is_finite())
-        .collect();
-    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // Headroom above the bars for the legend.
-    let (lo, hi) = if lo.is_finite() && hi.is_finite() { (lo / 2.0, hi * 12.0) } else { (0.01, 10.0) };
-    // Group i is centred on x = i; the axis's key points are the integers
-    // (at most n + 1 labels over a range of length n: plotters steps by 1).
-    let n = b.groups.len().max(1);
-    let groups = b.groups.clone();
-    let label = move |x: &f64| {
-        let i = x.round();
-        if i >= 0.0 && (i as usize) < groups.len() && (x - i).abs() < 1e-6 {
-            groups[i as usize].clone()
-        } else {
-            String::new()
-        }
-    };
-    let mut chart = ChartBuilder::on(area)
-        .caption(&b.title, (FONT, 17))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(64)
-        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, (lo..hi).log_scale())?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n + 1)
-        .x_label_formatter(&label)
-        .y_desc(b.y_desc)
-        .y_label_formatter(&|v| {
-            let a = v.abs();
-            if a >= 10.0 {
-                format!("{v:.0}")
-            } else if a >= 1.0 {
-                format!("{v:.1}")
-            } else if a >= 0.01 {
-                format!("{v:.2}")
-            } else {
-                format!("{v:.0e}")
-            }
-        })
-        .label_style((FONT, 13))
-        .draw()?;
-    let k = b.series.len().max(1) as f64;
-    let w = 0.8 / k;
-    for (si, (name, colour, values)) in b.series.iter().enumerate() {
-        let colour = *colour;
-        let bars = values.iter().enumerate().filter_map(|(gi, v)| {
-            v.filter(|v| *v > 0.0 && v.is_finite()).map(|v| {
-                let x0 = gi as f64 - 0.4 + si as f64 * w;
-                Rectangle::new([(x0, lo), (x0 + w * 0.92, v)], colour.filled())
-            })
-        });
-        chart
-            .draw_series(bars)?
-            .label(*name)
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
-    }
-    for (i, (y, text)) in b.lines.iter().enumerate() {
-        let style = if i == 0 { BLACK.stroke_width(1) } else { RGBColor(200, 0, 0).stroke_width(2) };
-        chart
-            .draw_series(LineSeries::new([(-0.5, *y), (n as f64 - 0.5, *y)], style))?
-            .label(text.clone())
-            .legend(move |(x, yy)| PathElement::new([(x, yy), (x + 12, yy)], style));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 13))
-        .draw()?;
-    Ok(())
+    chart::draw(path, &caption, 1300, 460, &panels)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fmt_three_digits() {
-        assert_eq!(fmt(1.2345), "1.23");
-        assert_eq!(fmt(0.3612), "0.361");
-        assert_eq!(fmt(0.04621), "0.0462");
-        assert_eq!(fmt(123.4), "123");
-        assert_eq!(fmt(-0.0021), "-0.00210");
-        assert_eq!(fmt(0.0000123), "0.0000123");
-        assert_eq!(fmt(0.0), "0.000");
-    }
 
     fn record(case: &str, value: f64) -> Record {
         Record::new("omp_epcc", "libgomp", case, 2, value, "us").bound(true)

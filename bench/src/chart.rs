@@ -1,0 +1,299 @@
+//! The drivers' charts (plotters): grouped bars on a log axis ([`Bars`],
+//! used by `omp-compare` and `tasks`) and lines ([`Lines`], used by
+//! `arraywalk`), stacked as panels in one SVG, or PNG when the file name
+//! ends in `.png`.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+const FONT_PATH: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+const FONT: &str = "sans-serif";
+
+/// Series colours, distinct and readable on white (Okabe–Ito).
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(213, 94, 0),
+    RGBColor(120, 120, 120),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+];
+
+/// Grouped bars on a log y axis: groups (x labels) × series.
+pub struct Bars<'a> {
+    /// Title above the panel.
+    pub title: String,
+    /// Y axis description.
+    pub y_desc: &'a str,
+    /// One x label per group.
+    pub groups: Vec<String>,
+    /// (series name, colour, one value per group; `None`: no bar).
+    pub series: Vec<(&'a str, RGBColor, Vec<Option<f64>>)>,
+    /// Horizontal reference lines: (y, label); the first is drawn thin and black, the others red.
+    pub lines: Vec<(f64, String)>,
+}
+
+/// A line: name, colour, (x, y) points in x order.
+pub type Series = (String, RGBColor, Vec<(f64, f64)>);
+
+/// Lines over a numeric x axis.
+pub struct Lines<'a> {
+    /// Title above the panel.
+    pub title: String,
+    /// X axis description.
+    pub x_desc: &'a str,
+    /// Y axis description.
+    pub y_desc: &'a str,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// The lines.
+    pub series: Vec<Series>,
+    /// Vertical reference lines: (x, label).
+    pub marks: Vec<(f64, String)>,
+}
+
+/// One panel of a figure.
+pub enum Panel<'a> {
+    /// Grouped bars.
+    Bars(Bars<'a>),
+    /// Lines.
+    Lines(Lines<'a>),
+}
+
+/// Registers DejaVu Sans for text layout when it is installed (SVG text is
+/// written either way; the viewer renders it).
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if let Ok(bytes) = std::fs::read(FONT_PATH) {
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            let _ = plotters::style::register_font(FONT, FontStyle::Normal, bytes);
+        }
+    });
+}
+
+/// Draws `panels`, stacked, under `caption` into `path` (`width` pixels
+/// wide, `panel_height` per panel): SVG, or PNG when the name ends in `.png`.
+pub fn draw(
+    path: &Path,
+    caption: &str,
+    width: u32,
+    panel_height: u32,
+    panels: &[Panel],
+) -> Result<(), String> {
+    register_font();
+    let size = (width, panel_height * panels.len().max(1) as u32 + 40);
+    let result = if path.extension().is_some_and(|e| e == "png") {
+        draw_panels(&BitMapBackend::new(path, size).into_drawing_area(), panels, caption)
+    } else {
+        draw_panels(&SVGBackend::new(path, size).into_drawing_area(), panels, caption)
+    };
+    result.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn draw_panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    panels: &[Panel],
+    caption: &str,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let root = root.titled(caption, (FONT, 22))?;
+    let areas = root.split_evenly((panels.len().max(1), 1));
+    for (area, panel) in areas.iter().zip(panels) {
+        match panel {
+            Panel::Bars(b) => draw_bars(area, b)?,
+            Panel::Lines(l) => draw_lines(area, l)?,
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Axis labels: no exponent for ordinary magnitudes.
+fn axis_label(v: f64) -> String {
+    let a = v.abs();
+    if a >= 10.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else if a >= 0.01 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.0e}")
+    }
+}
+
+/// The positive finite values' range.
+fn positive_range(vals: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = vals
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    (lo <= hi).then_some((lo, hi))
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    b: &Bars,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let vals = b.series.iter().flat_map(|(_, _, v)| v.iter().flatten().copied());
+    // Headroom above the bars for the legend.
+    let (lo, hi) = positive_range(vals.chain(b.lines.iter().map(|(y, _)| *y)))
+        .map_or((0.01, 10.0), |(lo, hi)| (lo / 2.0, hi * 12.0));
+    // Group i is centred on x = i; the axis's key points are the integers
+    // (at most n + 1 labels over a range of length n: plotters steps by 1).
+    let n = b.groups.len().max(1);
+    let groups = b.groups.clone();
+    let label = move |x: &f64| {
+        let i = x.round();
+        if i >= 0.0 && (i as usize) < groups.len() && (x - i).abs() < 1e-6 {
+            groups[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(&b.title, (FONT, 17))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(64)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, (lo..hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n + 1)
+        .x_label_formatter(&label)
+        .y_desc(b.y_desc)
+        .y_label_formatter(&|v| axis_label(*v))
+        .label_style((FONT, 13))
+        .draw()?;
+    let k = b.series.len().max(1) as f64;
+    let w = 0.8 / k;
+    for (si, (name, colour, values)) in b.series.iter().enumerate() {
+        let colour = *colour;
+        let bars = values.iter().enumerate().filter_map(|(gi, v)| {
+            v.filter(|v| *v > 0.0 && v.is_finite()).map(|v| {
+                let x0 = gi as f64 - 0.4 + si as f64 * w;
+                Rectangle::new([(x0, lo), (x0 + w * 0.92, v)], colour.filled())
+            })
+        });
+        chart
+            .draw_series(bars)?
+            .label(*name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+    }
+    for (i, (y, text)) in b.lines.iter().enumerate() {
+        let style = if i == 0 { BLACK.stroke_width(1) } else { RGBColor(200, 0, 0).stroke_width(2) };
+        chart
+            .draw_series(LineSeries::new([(-0.5, *y), (n as f64 - 0.5, *y)], style))?
+            .label(text.clone())
+            .legend(move |(x, yy)| PathElement::new([(x, yy), (x + 12, yy)], style));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 13))
+        .draw()?;
+    Ok(())
+}
+
+fn draw_lines<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    l: &Lines,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let points = || l.series.iter().flat_map(|(_, _, p)| p.iter().copied());
+    let (x_lo, x_hi) =
+        positive_range(points().map(|p| p.0).chain(l.marks.iter().map(|m| m.0))).unwrap_or((1.0, 10.0));
+    let y_hi = points().map(|p| p.1).filter(|y| y.is_finite()).fold(0.0f64, f64::max);
+    let y_range = 0.0..(y_hi * 1.25).max(1e-9);
+    let mut builder = ChartBuilder::on(area);
+    builder.caption(&l.title, (FONT, 17)).margin(12).x_label_area_size(40).y_label_area_size(64);
+    // Both branches draw the same way; only the x coordinate type differs.
+    macro_rules! plot {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .x_desc(l.x_desc)
+                .y_desc(l.y_desc)
+                .x_label_formatter(&|v| axis_label(*v))
+                .y_label_formatter(&|v| axis_label(*v))
+                .label_style((FONT, 13))
+                .draw()?;
+            for (name, colour, pts) in &l.series {
+                let colour = *colour;
+                chart
+                    .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?
+                    .label(name.clone())
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], colour.stroke_width(2)));
+                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+            }
+            for (x, text) in &l.marks {
+                let style = RGBColor(200, 0, 0).stroke_width(1);
+                chart
+                    .draw_series(LineSeries::new([(*x, y_range.start), (*x, y_range.end)], style))?
+                    .label(text.clone())
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], style));
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font((FONT, 13))
+                .draw()?;
+        }};
+    }
+    if l.log_x {
+        plot!(builder.build_cartesian_2d((x_lo / 1.2..x_hi * 1.2).log_scale(), y_range.clone())?);
+    } else {
+        plot!(builder.build_cartesian_2d(x_lo..x_hi, y_range.clone())?);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_bars_and_lines() {
+        let dir = std::env::temp_dir().join(format!("herd-chart-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.svg");
+        let panels = [
+            Panel::Bars(Bars {
+                title: "bars".into(),
+                y_desc: "x",
+                groups: vec!["a".into(), "b".into()],
+                series: vec![("s", PALETTE[0], vec![Some(1.5), None])],
+                lines: vec![(1.0, "one".into())],
+            }),
+            Panel::Lines(Lines {
+                title: "lines".into(),
+                x_desc: "MiB",
+                y_desc: "GB/s",
+                log_x: true,
+                series: vec![("t".into(), PALETTE[1], vec![(1.0, 2.0), (4.0, 3.0)])],
+                marks: vec![(2.0, "LLC".into())],
+            }),
+        ];
+        draw(&path, "test", 600, 300, &panels).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("LLC"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
