@@ -45,7 +45,7 @@ test-rust:
 # worksharing ring and barrier (bounded).
 test-loom:
 	RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) \
-	  $(CARGO) test -p herd --release --lib --target-dir target/loom -- sync:: sched::
+	  $(CARGO) test -p herd --release --lib --target-dir target/loom -- sync:: sched:: feb::
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-omp --release --lib --target-dir target/loom -- loom_models
 
 # The C comparison programs must compile.

@@ -22,8 +22,10 @@
 
 #![warn(missing_docs)]
 
+mod barrier;
 pub mod config;
 mod error;
+mod feb;
 pub mod measure;
 pub mod placement;
 mod pool;
@@ -34,9 +36,12 @@ mod sync;
 pub mod throttle;
 pub mod topology;
 pub mod trace;
+pub mod ult;
 
+pub use barrier::Barrier;
 pub use config::{Bind, Config, Dispatch, DisplayEnv, Sched, ShepherdLevel, Throttle, WaitPolicy};
 pub use error::{Error, Result};
+pub use feb::Feb;
 pub use pool::{
     current_num_threads, current_thread_index, global, join, scope, BroadcastContext, Pool, PoolBuilder,
     PoolInfo, RegionTiming, Schedule, Scope, ShepherdInfo, WorkerInfo,

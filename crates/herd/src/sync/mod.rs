@@ -8,6 +8,7 @@
 pub(crate) mod latch;
 mod parker;
 mod sleepers;
+pub(crate) mod waiter;
 
 pub(crate) use latch::{CountLatch, LockLatch, SetLatch};
 pub(crate) use parker::Parker;
