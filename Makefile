@@ -65,7 +65,7 @@ bench: build
 # speculative slot read (see the file).
 tsan:
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tsan-suppressions.txt" \
-	RUSTFLAGS="-Zsanitizer=thread" RUSTDOCFLAGS="-Zsanitizer=thread" \
+	RUSTFLAGS="-Zsanitizer=thread --cfg herd_tsan" RUSTDOCFLAGS="-Zsanitizer=thread" \
 	  $(CARGO) +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu -p herd -p herd-omp --target-dir target/tsan --tests
 
 clean:

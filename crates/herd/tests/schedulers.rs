@@ -132,7 +132,7 @@ fn shepherds_of_a_synthetic_machine() {
 fn tree(depth: u32) -> u64 {
     if depth == 0 {
         let t = std::time::Instant::now();
-        while t.elapsed() < Duration::from_micros(2) {
+        while t.elapsed() < Duration::from_micros(20) {
             std::hint::spin_loop();
         }
         return 1;
@@ -144,7 +144,7 @@ fn tree(depth: u32) -> u64 {
 /// Same task tree on the synthetic `pack:4 l3:1 core:8 pu:1` machine (32
 /// participants oversubscribed on this one: counts, not times): `mts` makes
 /// no more remote steals (steals across L3 domains) than `ws`. Taken over
-/// eight runs, since the oversubscribed schedule is noisy.
+/// four runs, since the oversubscribed schedule is noisy.
 #[test]
 fn mts_moves_work_between_domains_no_more_than_ws() {
     let topo = Topology::synthetic("pack:4 l3:1 core:8 pu:1").unwrap();
@@ -156,14 +156,14 @@ fn mts_moves_work_between_domains_no_more_than_ws() {
             .build()
             .unwrap();
         let mut total = 0;
-        for _ in 0..8 {
+        for _ in 0..4 {
             p.reset_stats();
-            assert_eq!(p.install(|| tree(14)), 1 << 14);
+            assert_eq!(p.install(|| tree(12)), 1 << 12);
             total += p.stats().iter().map(|s| s.remote_steals).sum::<u64>();
         }
         total
     };
     let (mts, ws) = (remote(Sched::Mts), remote(Sched::Ws));
-    eprintln!("remote steals over 8 runs: mts {mts}, ws {ws}");
+    eprintln!("remote steals over 4 runs: mts {mts}, ws {ws}");
     assert!(mts <= ws, "mts made {mts} remote steals, ws {ws}");
 }

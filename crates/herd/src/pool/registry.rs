@@ -308,10 +308,17 @@ impl Registry {
     }
 
     /// Makes work visible to sleeping participants: call after queueing a
-    /// job for `target`.
+    /// job for `target`. `near` is the slot that queued it (0 from outside):
+    /// sleepers of its shepherd are woken first, since they take the job
+    /// from the shared queue without a remote steal.
     #[inline]
-    pub(crate) fn notify_work(&self, target: Target) {
+    pub(crate) fn notify_work(&self, target: Target, near: usize) {
+        let start = match target {
+            Target::Anyone => self.shepherds.members[self.shepherds.of[near]][0],
+            Target::Shepherd(h) => self.shepherds.members[h][0],
+        };
         let woken = self.sleepers.notify_one(
+            start,
             || {
                 let team = self.team.load(Ordering::Relaxed);
                 move |slot: usize| {
@@ -334,7 +341,7 @@ impl Registry {
     pub(crate) fn push_job(&self, slot: usize, job: JobRef) {
         // SAFETY: the caller occupies `slot`.
         let target = unsafe { self.sched.push(slot, job) };
-        self.notify_work(target);
+        self.notify_work(target, slot);
     }
 
     /// Queues `job` from any thread: on the calling participant's own queue
@@ -342,19 +349,20 @@ impl Registry {
     /// lightweight thread resumes in its shepherd).
     pub(crate) fn submit(&self, job: JobRef, shepherd: usize) {
         let (reg, slot) = current();
+        let near = if std::ptr::eq(reg, self) { slot } else { self.shepherds.members[shepherd][0] };
         let target = if std::ptr::eq(reg, self) && self.shepherds.of[slot] == shepherd {
             // SAFETY: the calling thread occupies `slot` of this registry.
             unsafe { self.sched.push(slot, job) }
         } else {
             self.sched.submit(job, shepherd)
         };
-        self.notify_work(target);
+        self.notify_work(target, near);
     }
 
     /// Queues `job` from a thread outside the pool.
     pub(crate) fn inject(&self, job: JobRef) {
         let target = self.sched.inject(job);
-        self.notify_work(target);
+        self.notify_work(target, 0);
     }
 
     /// Which scheduler this pool runs.
@@ -422,7 +430,7 @@ impl Registry {
         }
         let stolen = self.sched.steal(slot, self.counters.of(slot));
         for _ in 0..stolen.moved {
-            self.notify_work(Target::Shepherd(self.shepherds.of[slot]));
+            self.notify_work(Target::Shepherd(self.shepherds.of[slot]), slot);
         }
         let job = stolen.job?;
         if trace::enabled() {
@@ -475,7 +483,7 @@ impl Registry {
             if done(false) {
                 stop_idle(&mut idle_since);
                 if owe_wake {
-                    self.notify_work(Target::Anyone);
+                    self.notify_work(Target::Anyone, slot.unwrap_or(0));
                 }
                 return;
             }

@@ -80,13 +80,15 @@ impl SharedQueue {
         job
     }
 
-    /// Takes up to `n` of the oldest jobs, oldest first (a bulk steal).
+    /// Takes up to `n` of the oldest jobs, but no more than half of those
+    /// queued (rounded up), oldest first: a bulk steal that leaves the
+    /// victim's own workers their share.
     pub(crate) fn take_oldest(&self, n: usize, into: &mut Vec<JobRef>) {
         if self.is_empty() {
             return;
         }
         let mut q = self.lock();
-        let k = n.min(q.len());
+        let k = n.min(q.len().div_ceil(2));
         into.extend(q.drain(..k));
         self.len.store(q.len(), Ordering::Relaxed);
     }

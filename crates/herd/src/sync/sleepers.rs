@@ -57,11 +57,13 @@ impl Sleepers {
 
     /// Pusher: after making work visible, wake one announced sleeper among
     /// the slots that `eligible()` accepts, if any (`eligible` is built only
-    /// when someone sleeps). `parker(slot)` gives the parker of the
-    /// participant in `slot`.
+    /// when someone sleeps), looking from slot `start` on (cyclically), so
+    /// that the pusher's neighbours are woken first. `parker(slot)` gives the
+    /// parker of the participant in `slot`.
     #[inline]
     pub(crate) fn notify_one<'a, E: Fn(usize) -> bool>(
         &self,
+        start: usize,
         eligible: impl FnOnce() -> E,
         parker: impl Fn(usize) -> &'a Parker,
     ) -> Option<usize> {
@@ -72,16 +74,19 @@ impl Sleepers {
         if self.count.fetch_add(0, Ordering::SeqCst) == 0 {
             return None;
         }
-        self.wake_one(eligible(), parker)
+        self.wake_one(start, eligible(), parker)
     }
 
     #[cold]
     fn wake_one<'a>(
         &self,
+        start: usize,
         eligible: impl Fn(usize) -> bool,
         parker: impl Fn(usize) -> &'a Parker,
     ) -> Option<usize> {
-        for (slot, flag) in self.flags.iter().enumerate() {
+        let n = self.flags.len();
+        for slot in (start..n).chain(0..start.min(n)) {
+            let flag = &self.flags[slot];
             if flag.load(Ordering::Relaxed) && eligible(slot) && flag.swap(false, Ordering::SeqCst) {
                 self.count.fetch_sub(1, Ordering::SeqCst);
                 parker(slot).unpark();
@@ -108,7 +113,7 @@ mod tests {
             let (s2, p2, w2) = (sleepers.clone(), parker.clone(), work.clone());
             let pusher = loom::thread::spawn(move || {
                 w2.store(true, Ordering::Release);
-                s2.notify_one(|| |_| true, |_| &*p2);
+                s2.notify_one(0, || |_| true, |_| &*p2);
             });
             loop {
                 let token = parker.prepare();

@@ -411,7 +411,7 @@ impl<R> UltHandle<R> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(loom), not(herd_tsan)))]
 mod tests {
     use super::*;
 
