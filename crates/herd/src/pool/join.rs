@@ -1,22 +1,23 @@
 //! `join(a, b)`: run two closures, potentially in parallel.
 //!
-//! Lazy splitting: `b` is made stealable only when the scheduler says a new
-//! job could feed an idle participant — the caller's own deque is empty
-//! (`ws`), or its shared queue holds fewer jobs than the workers sharing it
-//! (`mts`, `central`, `fifo`) — i.e. when not enough stealable work is
+//! Lazy splitting: `b` is made stealable only when none of the jobs the
+//! caller queued is still waiting — its own deque is empty (`ws`), or no job
+//! it pushed is left in its shared queue (`mts`, `central`, `fifo` count each
+//! slot's queued jobs) — i.e. when no stealable work of this participant is
 //! already waiting (Tzannes et al.'s lazy binary splitting). Otherwise `a` and `b` run inline
 //! like plain calls — one thread-local read and one deque-length read — which
 //! keeps fine-grained recursion (fib without cutoff) close to serial speed,
 //! while every idle participant still finds the oldest, largest piece of work
 //! to steal.
 //!
-//! When `b` is pushed: run `a` (catching a panic), then pop `b` back if nobody
-//! stole it and run it inline; otherwise wait on `b`'s latch, running other
+//! When `b` is pushed: run `a` (catching a panic), then take `b` back if
+//! nobody stole it (`Scheduler::reclaim`: exactly `b` from a shared queue,
+//! so that two joiners never swap continuations) and run it inline; otherwise wait on `b`'s latch, running other
 //! jobs meanwhile. If `a` panicked, `b` is not started if still local (or
 //! awaited if stolen) and the panic continues to the caller.
 
 use super::registry::{current, Registry};
-use crate::sched::{JobResult, Scheduler, StackJob};
+use crate::sched::{JobResult, Reclaim, Scheduler, StackJob};
 use crate::sync::SetLatch;
 use std::panic::{self, AssertUnwindSafe};
 
@@ -90,16 +91,16 @@ where
             break;
         }
         // SAFETY: the caller occupies `slot`.
-        match unsafe { reg.sched.pop(slot) } {
-            Some(job) if job == job_ref => {
+        match unsafe { reg.sched.reclaim(slot, job_ref) } {
+            Reclaim::Mine => {
                 // Nobody stole `b`.
                 return match ra {
                     Ok(ra) => (ra, job_b.run_inline()),
                     Err(p) => panic::resume_unwind(p),
                 };
             }
-            Some(other) => reg.run_job(slot, other),
-            None => {
+            Reclaim::Other(other) => reg.run_job(slot, other),
+            Reclaim::Gone => {
                 reg.wait_until(Some(slot), reg.parker(slot), |_| job_b.latch.probe());
                 break;
             }

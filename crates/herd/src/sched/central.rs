@@ -2,38 +2,47 @@
 //! scheduler and the baseline for the others: perfect balance, no locality,
 //! one lock that every push and pop contends for.
 
-use super::shared::SharedQueue;
-use super::{Counters, JobRef, Scheduler, Stolen, Target};
+use super::shared::{Pending, SharedQueue, NO_SLOT};
+use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
 use crate::shepherds::Shepherds;
 
 /// See the module documentation.
 pub(crate) struct Central {
     queue: SharedQueue,
-    /// Participants sharing the queue.
-    sharers: usize,
+    /// Each slot's jobs still queued (lazy splitting).
+    pending: Pending,
 }
 
 impl Central {
     pub(crate) fn new(shepherds: &Shepherds) -> Central {
-        Central { queue: SharedQueue::default(), sharers: shepherds.of.len() }
+        Central { queue: SharedQueue::default(), pending: Pending::new(shepherds.of.len()) }
     }
 }
 
 impl Scheduler for Central {
     #[inline]
-    unsafe fn push(&self, _slot: usize, job: JobRef) -> Target {
-        self.queue.push(job);
+    unsafe fn push(&self, slot: usize, job: JobRef) -> Target {
+        self.queue.push(job, slot as u32, &self.pending);
         Target::Anyone
     }
 
     #[inline]
     unsafe fn pop(&self, _slot: usize) -> Option<JobRef> {
-        self.queue.pop_newest()
+        self.queue.pop_newest(&self.pending)
     }
 
     #[inline]
-    unsafe fn wants_split(&self, _slot: usize) -> bool {
-        self.queue.len() < self.sharers
+    unsafe fn wants_split(&self, slot: usize) -> bool {
+        self.pending.none(slot)
+    }
+
+    #[inline]
+    unsafe fn reclaim(&self, _slot: usize, job: JobRef) -> Reclaim {
+        if self.queue.take_back(job, &self.pending) {
+            Reclaim::Mine
+        } else {
+            Reclaim::Gone
+        }
     }
 
     #[inline]
@@ -48,7 +57,7 @@ impl Scheduler for Central {
     }
 
     fn inject(&self, job: JobRef) -> Target {
-        self.queue.push(job);
+        self.queue.push(job, NO_SLOT, &self.pending);
         Target::Anyone
     }
 

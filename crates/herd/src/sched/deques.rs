@@ -4,7 +4,7 @@
 //! of the thief's own shepherd counts as local, from any other as remote.
 
 use super::counters::bump;
-use super::{Counters, JobRef, Scheduler, Stolen, Target};
+use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
 use crate::shepherds::Shepherds;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
@@ -95,6 +95,16 @@ impl Scheduler for WorkStealing {
     unsafe fn wants_split(&self, slot: usize) -> bool {
         // SAFETY: forwarded.
         unsafe { self.local(slot).is_empty() }
+    }
+
+    #[inline]
+    unsafe fn reclaim(&self, slot: usize, job: JobRef) -> Reclaim {
+        // SAFETY: forwarded.
+        match unsafe { self.local(slot).pop() } {
+            Some(j) if j == job => Reclaim::Mine,
+            Some(other) => Reclaim::Other(other),
+            None => Reclaim::Gone,
+        }
     }
 
     #[inline]

@@ -3,8 +3,8 @@
 //! its own turn), workers take the oldest job of their own shepherd's queue
 //! and never steal. Balance comes only from the round-robin placement.
 
-use super::shared::SharedQueue;
-use super::{Counters, JobRef, Scheduler, Stolen, Target};
+use super::shared::{Pending, SharedQueue, NO_SLOT};
+use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
 use crate::shepherds::Shepherds;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
@@ -18,8 +18,8 @@ pub(crate) struct Fifo {
     turn: Box<[CachePadded<Cell<usize>>]>,
     /// The next shepherd for jobs from outside the pool.
     outside_turn: AtomicUsize,
-    /// For each shepherd, its number of participants.
-    members: Box<[usize]>,
+    /// Each slot's jobs still queued (lazy splitting).
+    pending: Pending,
     /// For each shepherd, its first (lowest) participant index: a shepherd
     /// takes part in a region of `team` participants iff that is `< team`.
     first: Box<[usize]>,
@@ -42,7 +42,7 @@ impl Fifo {
             turn: (0..n).map(|i| CachePadded::new(Cell::new(shepherds.of[i]))).collect(),
             outside_turn: AtomicUsize::new(0),
             first: shepherds.members.iter().map(|m| m[0]).collect(),
-            members: shepherds.members.iter().map(Vec::len).collect(),
+            pending: Pending::new(n),
             team: AtomicUsize::new(n),
         }
     }
@@ -75,21 +75,28 @@ impl Scheduler for Fifo {
         let turn = &self.turn[slot];
         let h = self.in_team(turn.get());
         turn.set(if h + 1 == self.queues.len() { 0 } else { h + 1 });
-        self.queues[h].push(job);
+        self.queues[h].push(job, slot as u32, &self.pending);
         Target::Shepherd(h)
     }
 
     #[inline]
     unsafe fn pop(&self, slot: usize) -> Option<JobRef> {
-        self.own(slot).pop_oldest()
+        self.own(slot).pop_oldest(&self.pending)
     }
 
     #[inline]
     unsafe fn wants_split(&self, slot: usize) -> bool {
-        // Jobs go round-robin to every shepherd: split while the next
-        // shepherd's queue is short.
-        let next = &self.queues[self.turn[slot].get().min(self.queues.len() - 1)];
-        next.len() < self.members[self.shepherd_of[slot]]
+        self.pending.none(slot)
+    }
+
+    #[inline]
+    unsafe fn reclaim(&self, _slot: usize, job: JobRef) -> Reclaim {
+        // Round-robin placement: the job may be in any shepherd's queue.
+        if self.queues.iter().any(|q| q.take_back(job, &self.pending)) {
+            Reclaim::Mine
+        } else {
+            Reclaim::Gone
+        }
     }
 
     #[inline]
@@ -109,7 +116,7 @@ impl Scheduler for Fifo {
     }
 
     fn submit(&self, job: JobRef, shepherd: usize) -> Target {
-        self.queues[shepherd].push(job);
+        self.queues[shepherd].push(job, NO_SLOT, &self.pending);
         Target::Shepherd(shepherd)
     }
 

@@ -54,6 +54,16 @@ pub(crate) struct Stolen {
     pub(crate) moved: usize,
 }
 
+/// What a joiner found when it came back for the job it queued.
+pub(crate) enum Reclaim {
+    /// It took its own job back: run it inline.
+    Mine,
+    /// It took another job (newer, from its own deque): run it, then ask again.
+    Other(JobRef),
+    /// Someone else took its job: wait for it.
+    Gone,
+}
+
 /// The interface between the runtime and a task scheduler.
 pub(crate) trait Scheduler: Sync {
     /// Queues a job made by the occupant of `slot`. Caller occupies `slot`.
@@ -61,11 +71,17 @@ pub(crate) trait Scheduler: Sync {
     /// Takes the job `slot` should run next from its own queue (its deque,
     /// or its shepherd's queue). Caller occupies `slot`.
     unsafe fn pop(&self, slot: usize) -> Option<JobRef>;
-    /// True when a job pushed by `slot` now could feed an idle participant:
-    /// its deque is empty (`ws`), or its shared queue holds fewer jobs than
-    /// the participants sharing it. `join` splits lazily on this. Caller
-    /// occupies `slot`.
+    /// True when none of the jobs `slot` pushed is still queued (its deque
+    /// is empty under `ws`; shared queues count each slot's queued jobs), so
+    /// that a new job could feed an idle participant. `join` splits lazily
+    /// on this. Caller occupies `slot`.
     unsafe fn wants_split(&self, slot: usize) -> bool;
+    /// `join`'s way back to the job `job` it queued. Shared queues take
+    /// exactly that job if it is still there (popping the newest could hand
+    /// the joiner a sibling's job and the sibling the joiner's, crossing
+    /// every continuation over); `ws` pops its own deque. Caller occupies
+    /// `slot`.
+    unsafe fn reclaim(&self, slot: usize, job: JobRef) -> Reclaim;
     /// Jobs in `slot`'s own queue. Caller occupies `slot`.
     unsafe fn local_len(&self, slot: usize) -> usize;
     /// Takes work from elsewhere for `slot` (caller occupies it), counting
@@ -140,6 +156,11 @@ impl Scheduler for Queues {
     unsafe fn wants_split(&self, slot: usize) -> bool {
         // SAFETY: forwarded.
         each!(self, q => unsafe { q.wants_split(slot) })
+    }
+    #[inline]
+    unsafe fn reclaim(&self, slot: usize, job: JobRef) -> Reclaim {
+        // SAFETY: forwarded.
+        each!(self, q => unsafe { q.reclaim(slot, job) })
     }
     #[inline]
     unsafe fn local_len(&self, slot: usize) -> usize {

@@ -27,8 +27,8 @@
 //! queues' locks. Model-checked in this file's loom test.
 
 use super::counters::bump;
-use super::shared::SharedQueue;
-use super::{Counters, JobRef, Scheduler, Stolen, Target};
+use super::shared::{Pending, SharedQueue, NO_SLOT};
+use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
 use crate::shepherds::Shepherds;
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crossbeam_utils::CachePadded;
@@ -51,8 +51,8 @@ pub(crate) struct Mts {
     nearest: Box<[Box<[usize]>]>,
     /// Jobs per remote steal, per shepherd.
     chunk: Box<[usize]>,
-    /// Workers per shepherd.
-    members: Box<[usize]>,
+    /// Each slot's jobs still queued (lazy splitting).
+    pending: Pending,
 }
 
 impl Mts {
@@ -62,7 +62,7 @@ impl Mts {
             shepherd_of: shepherds.of.clone().into_boxed_slice(),
             nearest: shepherds.nearest.iter().map(|v| v.clone().into_boxed_slice()).collect(),
             chunk: shepherds.members.iter().map(|m| chunk.unwrap_or(m.len()).max(1)).collect(),
-            members: shepherds.members.iter().map(Vec::len).collect(),
+            pending: Pending::new(shepherds.of.len()),
         }
     }
 
@@ -72,12 +72,12 @@ impl Mts {
     }
 
     /// The remote steal for shepherd `h`, by the worker holding its ticket.
-    fn steal_for(&self, h: usize, counters: &Counters) -> Stolen {
+    fn steal_for(&self, slot: usize, h: usize, counters: &Counters) -> Stolen {
         #[cfg(all(test, loom))]
         let _one = OneStealer::enter(&self.shepherds[h].in_steal);
         let mut chunk = Vec::with_capacity(self.chunk[h]);
         for &v in self.nearest[h].iter() {
-            self.shepherds[v].queue.take_oldest(self.chunk[h], &mut chunk);
+            self.shepherds[v].queue.take_oldest(self.chunk[h], &mut chunk, &self.pending);
             if !chunk.is_empty() {
                 bump(&counters.remote_steals, 1);
                 bump(&counters.stolen_tasks, chunk.len() as u64);
@@ -87,7 +87,7 @@ impl Mts {
                 if moved > 0 {
                     // The rest, oldest deepest: the newest end gets the
                     // youngest of the stolen jobs.
-                    self.shepherds[h].queue.push_all(jobs);
+                    self.shepherds[h].queue.push_all(jobs, slot as u32, &self.pending);
                 }
                 return Stolen { job: first, moved };
             }
@@ -100,21 +100,27 @@ impl Mts {
 impl Scheduler for Mts {
     #[inline]
     unsafe fn push(&self, slot: usize, job: JobRef) -> Target {
-        self.own(slot).queue.push(job);
+        self.own(slot).queue.push(job, slot as u32, &self.pending);
         Target::Anyone
     }
 
     #[inline]
     unsafe fn pop(&self, slot: usize) -> Option<JobRef> {
-        self.own(slot).queue.pop_newest()
+        self.own(slot).queue.pop_newest(&self.pending)
     }
 
     #[inline]
     unsafe fn wants_split(&self, slot: usize) -> bool {
-        // One waiting job per worker of the shepherd: enough for every
-        // sibling to find one, and for a remote thief to take a chunk.
-        let h = self.shepherd_of[slot];
-        self.shepherds[h].queue.len() < self.members[h]
+        self.pending.none(slot)
+    }
+
+    #[inline]
+    unsafe fn reclaim(&self, slot: usize, job: JobRef) -> Reclaim {
+        if self.own(slot).queue.take_back(job, &self.pending) {
+            Reclaim::Mine
+        } else {
+            Reclaim::Gone
+        }
     }
 
     #[inline]
@@ -125,7 +131,7 @@ impl Scheduler for Mts {
     fn steal(&self, slot: usize, counters: &Counters) -> Stolen {
         let h = self.shepherd_of[slot];
         let me = &self.shepherds[h];
-        if let Some(job) = me.queue.pop_newest() {
+        if let Some(job) = me.queue.pop_newest(&self.pending) {
             return Stolen { job: Some(job), moved: 0 };
         }
         if self.nearest[h].is_empty()
@@ -135,7 +141,7 @@ impl Scheduler for Mts {
             // Alone, or a sibling is stealing for the shepherd: wait for its work.
             return Stolen::default();
         }
-        let stolen = self.steal_for(h, counters);
+        let stolen = self.steal_for(slot, h, counters);
         me.stealing.store(false, Ordering::Release);
         stolen
     }
@@ -145,7 +151,7 @@ impl Scheduler for Mts {
     }
 
     fn submit(&self, job: JobRef, shepherd: usize) -> Target {
-        self.shepherds[shepherd].queue.push(job);
+        self.shepherds[shepherd].queue.push(job, NO_SLOT, &self.pending);
         Target::Anyone
     }
 

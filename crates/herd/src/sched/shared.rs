@@ -8,6 +8,15 @@
 //! lock is std's futex mutex (spins briefly, then sleeps), so a holder
 //! preempted on an oversubscribed machine does not make others spin.
 //!
+//! **Who pushed what** ([`Pending`]): each queued job remembers the slot
+//! that pushed it, and every slot counts its jobs still queued, on its own
+//! cache line. Whoever removes a job (its pusher popping it back, a sibling,
+//! a remote thief) decrements the pusher's count. `join` splits lazily on
+//! "none of mine is still queued" — exactly what an empty private deque says
+//! under `ws` — so the hot check reads the worker's own line, not the shared
+//! queue's (reading the shared length on every join made fine-grained trees
+//! up to 2× slower than `ws`).
+//!
 //! Ordering: `len` is written under the lock after the change and read
 //! without it (`Relaxed`) only as a hint; a decision that matters (taking a
 //! job) always takes the lock. A pusher writes `len` before its `SeqCst`
@@ -17,13 +26,48 @@
 //! woken (the proof in `sync::Sleepers`).
 
 use super::JobRef;
-use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use crate::sync::{Mutex, MutexGuard};
+use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
+
+/// No pushing slot (a job from outside the pool).
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
+/// Per slot, its jobs still queued; see the module documentation.
+pub(crate) struct Pending {
+    slots: Box<[CachePadded<AtomicU32>]>,
+}
+
+impl Pending {
+    pub(crate) fn new(n: usize) -> Pending {
+        Pending { slots: (0..n).map(|_| CachePadded::new(AtomicU32::new(0))).collect() }
+    }
+
+    /// True when none of `slot`'s jobs is queued.
+    #[inline]
+    pub(crate) fn none(&self, slot: usize) -> bool {
+        self.slots[slot].load(Ordering::Relaxed) == 0
+    }
+
+    #[inline]
+    fn add(&self, owner: u32) {
+        if owner != NO_SLOT {
+            self.slots[owner as usize].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    fn sub(&self, owner: u32) {
+        if owner != NO_SLOT {
+            self.slots[owner as usize].fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
 
 /// See the module documentation.
 pub(crate) struct SharedQueue {
-    jobs: Mutex<VecDeque<JobRef>>,
+    jobs: Mutex<VecDeque<(JobRef, u32)>>,
     len: AtomicUsize,
 }
 
@@ -35,61 +79,94 @@ impl Default for SharedQueue {
 
 impl SharedQueue {
     #[inline]
-    fn lock(&self) -> MutexGuard<'_, VecDeque<JobRef>> {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<(JobRef, u32)>> {
         // A panic never happens while the lock is held (no user code runs
         // under it), but do not turn a poisoned lock into a second panic.
         self.jobs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds a job at the newest end.
+    /// Adds a job pushed by slot `owner` ([`NO_SLOT`] from outside) at the
+    /// newest end.
     #[inline]
-    pub(crate) fn push(&self, job: JobRef) {
+    pub(crate) fn push(&self, job: JobRef, owner: u32, pending: &Pending) {
+        pending.add(owner);
         let mut q = self.lock();
-        q.push_back(job);
+        q.push_back((job, owner));
         self.len.store(q.len(), Ordering::Relaxed);
     }
 
-    /// Adds jobs at the newest end, the last one newest.
-    pub(crate) fn push_all(&self, jobs: impl IntoIterator<Item = JobRef>) {
+    /// Adds jobs of slot `owner` at the newest end, the last one newest.
+    pub(crate) fn push_all(
+        &self,
+        jobs: impl ExactSizeIterator<Item = JobRef>,
+        owner: u32,
+        pending: &Pending,
+    ) {
         let mut q = self.lock();
-        q.extend(jobs);
+        for job in jobs {
+            pending.add(owner);
+            q.push_back((job, owner));
+        }
         self.len.store(q.len(), Ordering::Relaxed);
     }
 
     /// Takes the newest job (LIFO).
     #[inline]
-    pub(crate) fn pop_newest(&self) -> Option<JobRef> {
+    pub(crate) fn pop_newest(&self, pending: &Pending) -> Option<JobRef> {
         if self.is_empty() {
             return None;
         }
         let mut q = self.lock();
-        let job = q.pop_back();
+        let (job, owner) = q.pop_back()?;
         self.len.store(q.len(), Ordering::Relaxed);
-        job
+        drop(q);
+        pending.sub(owner);
+        Some(job)
+    }
+
+    /// Takes `job` back if it is still queued (searched from the newest
+    /// end, where a joiner's own job usually is).
+    #[inline]
+    pub(crate) fn take_back(&self, job: JobRef, pending: &Pending) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let mut q = self.lock();
+        let Some(i) = q.iter().rposition(|&(j, _)| j == job) else { return false };
+        let (_, owner) = q.remove(i).expect("found above");
+        self.len.store(q.len(), Ordering::Relaxed);
+        drop(q);
+        pending.sub(owner);
+        true
     }
 
     /// Takes the oldest job (FIFO).
     #[inline]
-    pub(crate) fn pop_oldest(&self) -> Option<JobRef> {
+    pub(crate) fn pop_oldest(&self, pending: &Pending) -> Option<JobRef> {
         if self.is_empty() {
             return None;
         }
         let mut q = self.lock();
-        let job = q.pop_front();
+        let (job, owner) = q.pop_front()?;
         self.len.store(q.len(), Ordering::Relaxed);
-        job
+        drop(q);
+        pending.sub(owner);
+        Some(job)
     }
 
     /// Takes up to `n` of the oldest jobs, but no more than half of those
     /// queued (rounded up), oldest first: a bulk steal that leaves the
     /// victim's own workers their share.
-    pub(crate) fn take_oldest(&self, n: usize, into: &mut Vec<JobRef>) {
+    pub(crate) fn take_oldest(&self, n: usize, into: &mut Vec<JobRef>, pending: &Pending) {
         if self.is_empty() {
             return;
         }
         let mut q = self.lock();
         let k = n.min(q.len().div_ceil(2));
-        into.extend(q.drain(..k));
+        for (job, owner) in q.drain(..k) {
+            pending.sub(owner);
+            into.push(job);
+        }
         self.len.store(q.len(), Ordering::Relaxed);
     }
 

@@ -24,14 +24,16 @@ use crossbeam_utils::CachePadded;
 /// One sleepy flag per participant and a count of the set flags.
 pub(crate) struct Sleepers {
     flags: Box<[CachePadded<AtomicBool>]>,
-    count: AtomicUsize,
+    /// On its own line: it changes whenever someone sleeps or wakes, and
+    /// must not drag the registry's read-mostly fields along.
+    count: CachePadded<AtomicUsize>,
 }
 
 impl Sleepers {
     pub(crate) fn new(n: usize) -> Sleepers {
         Sleepers {
             flags: (0..n).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
-            count: AtomicUsize::new(0),
+            count: CachePadded::new(AtomicUsize::new(0)),
         }
     }
 
