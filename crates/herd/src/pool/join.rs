@@ -63,8 +63,7 @@ where
     RA: Send,
     RB: Send,
 {
-    // SAFETY: caller occupies `slot`.
-    if reg.num_threads() == 1 || !unsafe { reg.sched.wants_split(slot) } {
+    if reg.num_threads() == 1 || !reg.pending.none(slot) {
         let ra = a();
         return (ra, b());
     }

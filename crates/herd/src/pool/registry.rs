@@ -23,7 +23,7 @@ use super::region::{BroadcastContext, Region, Share};
 use crate::config::Sched;
 use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
-use crate::sched::{AllCounters, JobRef, Queues, Scheduler, Target};
+use crate::sched::{AllCounters, JobRef, Pending, Queues, Scheduler, Target};
 use crate::shepherds::Shepherds;
 use crate::sync::{Parker, Sleepers};
 use crate::topology::Topology;
@@ -134,6 +134,8 @@ pub(crate) struct Registry {
     /// `None`: never sleep; `Some(d)`: spin for `d`, then sleep.
     spin: Option<Duration>,
     pub(crate) sched: Queues,
+    /// Per slot, its jobs still queued: `join`'s lazy-splitting test.
+    pub(crate) pending: Arc<Pending>,
     /// The locality domains (`HERD_SHEPHERD`).
     pub(crate) shepherds: Shepherds,
     /// Per-slot scheduling counters.
@@ -216,6 +218,7 @@ impl Registry {
         steal_chunk: Option<usize>,
     ) -> Registry {
         let n = placement.num_threads;
+        let pending = Arc::new(Pending::new(n));
         let spin = if placement.oversubscribed {
             Some(Duration::ZERO)
         } else {
@@ -230,7 +233,8 @@ impl Registry {
             topology,
             dispatch,
             spin,
-            sched: Queues::new(sched, &shepherds, steal_chunk),
+            sched: Queues::new(sched, &shepherds, steal_chunk, &pending),
+            pending,
             counters: AllCounters::new(n),
             limits: shepherds.members.iter().map(|m| CachePadded::new(AtomicUsize::new(m.len()))).collect(),
             shepherds,

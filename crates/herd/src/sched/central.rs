@@ -2,20 +2,22 @@
 //! scheduler and the baseline for the others: perfect balance, no locality,
 //! one lock that every push and pop contends for.
 
-use super::shared::{Pending, SharedQueue, NO_SLOT};
+use super::pending::{Pending, NO_SLOT};
+use super::shared::SharedQueue;
 use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
 use crate::shepherds::Shepherds;
+use std::sync::Arc;
 
 /// See the module documentation.
 pub(crate) struct Central {
     queue: SharedQueue,
     /// Each slot's jobs still queued (lazy splitting).
-    pending: Pending,
+    pending: Arc<Pending>,
 }
 
 impl Central {
-    pub(crate) fn new(shepherds: &Shepherds) -> Central {
-        Central { queue: SharedQueue::default(), pending: Pending::new(shepherds.of.len()) }
+    pub(crate) fn new(_shepherds: &Shepherds, pending: Arc<Pending>) -> Central {
+        Central { queue: SharedQueue::default(), pending }
     }
 }
 
@@ -29,11 +31,6 @@ impl Scheduler for Central {
     #[inline]
     unsafe fn pop(&self, _slot: usize) -> Option<JobRef> {
         self.queue.pop_newest(&self.pending)
-    }
-
-    #[inline]
-    unsafe fn wants_split(&self, slot: usize) -> bool {
-        self.pending.none(slot)
     }
 
     #[inline]

@@ -4,11 +4,13 @@
 //! of the thief's own shepherd counts as local, from any other as remote.
 
 use super::counters::bump;
+use super::pending::Pending;
 use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
 use crate::shepherds::Shepherds;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use std::cell::{Cell, UnsafeCell};
+use std::sync::Arc;
 
 /// What only the occupant of a slot touches: its deque's owner end and its
 /// random-number state.
@@ -23,6 +25,7 @@ pub(crate) struct WorkStealing {
     stealers: Box<[Stealer<JobRef>]>,
     shepherd_of: Box<[usize]>,
     injector: Injector<JobRef>,
+    pending: Arc<Pending>,
 }
 
 // SAFETY: `own[i]` is only accessed by the single thread occupying slot `i`
@@ -32,7 +35,7 @@ pub(crate) struct WorkStealing {
 unsafe impl Sync for WorkStealing {}
 
 impl WorkStealing {
-    pub(crate) fn new(shepherds: &Shepherds) -> WorkStealing {
+    pub(crate) fn new(shepherds: &Shepherds, pending: Arc<Pending>) -> WorkStealing {
         let n = shepherds.of.len();
         let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
         let stealers = deques.iter().map(|w| w.stealer()).collect();
@@ -48,6 +51,7 @@ impl WorkStealing {
             stealers,
             shepherd_of: shepherds.of.clone().into_boxed_slice(),
             injector: Injector::new(),
+            pending,
         }
     }
 
@@ -80,6 +84,7 @@ impl WorkStealing {
 impl Scheduler for WorkStealing {
     #[inline]
     unsafe fn push(&self, slot: usize, job: JobRef) -> Target {
+        self.pending.add(slot as u32);
         // SAFETY: forwarded.
         unsafe { self.local(slot).push(job) };
         Target::Anyone
@@ -88,19 +93,15 @@ impl Scheduler for WorkStealing {
     #[inline]
     unsafe fn pop(&self, slot: usize) -> Option<JobRef> {
         // SAFETY: forwarded.
-        unsafe { self.local(slot).pop() }
-    }
-
-    #[inline]
-    unsafe fn wants_split(&self, slot: usize) -> bool {
-        // SAFETY: forwarded.
-        unsafe { self.local(slot).is_empty() }
+        let job = unsafe { self.local(slot).pop() }?;
+        self.pending.sub(slot as u32);
+        Some(job)
     }
 
     #[inline]
     unsafe fn reclaim(&self, slot: usize, job: JobRef) -> Reclaim {
         // SAFETY: forwarded.
-        match unsafe { self.local(slot).pop() } {
+        match unsafe { self.pop(slot) } {
             Some(j) if j == job => Reclaim::Mine,
             Some(other) => Reclaim::Other(other),
             None => Reclaim::Gone,
@@ -125,6 +126,7 @@ impl Scheduler for WorkStealing {
                 }
                 match self.stealers[v].steal() {
                     Steal::Success(job) => {
+                        self.pending.sub(v as u32);
                         if self.shepherd_of[v] == self.shepherd_of[slot] {
                             bump(&counters.local_steals, 1);
                         } else {

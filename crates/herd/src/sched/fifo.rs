@@ -3,12 +3,14 @@
 //! its own turn), workers take the oldest job of their own shepherd's queue
 //! and never steal. Balance comes only from the round-robin placement.
 
-use super::shared::{Pending, SharedQueue, NO_SLOT};
+use super::pending::{Pending, NO_SLOT};
+use super::shared::SharedQueue;
 use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
 use crate::shepherds::Shepherds;
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// See the module documentation.
 pub(crate) struct Fifo {
@@ -19,7 +21,7 @@ pub(crate) struct Fifo {
     /// The next shepherd for jobs from outside the pool.
     outside_turn: AtomicUsize,
     /// Each slot's jobs still queued (lazy splitting).
-    pending: Pending,
+    pending: Arc<Pending>,
     /// For each shepherd, its first (lowest) participant index: a shepherd
     /// takes part in a region of `team` participants iff that is `< team`.
     first: Box<[usize]>,
@@ -33,7 +35,7 @@ pub(crate) struct Fifo {
 unsafe impl Sync for Fifo {}
 
 impl Fifo {
-    pub(crate) fn new(shepherds: &Shepherds) -> Fifo {
+    pub(crate) fn new(shepherds: &Shepherds, pending: Arc<Pending>) -> Fifo {
         let n = shepherds.of.len();
         Fifo {
             queues: (0..shepherds.len()).map(|_| CachePadded::new(SharedQueue::default())).collect(),
@@ -42,7 +44,7 @@ impl Fifo {
             turn: (0..n).map(|i| CachePadded::new(Cell::new(shepherds.of[i]))).collect(),
             outside_turn: AtomicUsize::new(0),
             first: shepherds.members.iter().map(|m| m[0]).collect(),
-            pending: Pending::new(n),
+            pending,
             team: AtomicUsize::new(n),
         }
     }
@@ -82,11 +84,6 @@ impl Scheduler for Fifo {
     #[inline]
     unsafe fn pop(&self, slot: usize) -> Option<JobRef> {
         self.own(slot).pop_oldest(&self.pending)
-    }
-
-    #[inline]
-    unsafe fn wants_split(&self, slot: usize) -> bool {
-        self.pending.none(slot)
     }
 
     #[inline]

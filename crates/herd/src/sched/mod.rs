@@ -23,6 +23,7 @@ mod deques;
 mod fifo;
 pub(crate) mod job;
 mod mts;
+pub(crate) mod pending;
 mod shared;
 
 pub(crate) use central::Central;
@@ -32,9 +33,11 @@ pub(crate) use deques::WorkStealing;
 pub(crate) use fifo::Fifo;
 pub(crate) use job::{HeapJob, JobRef, JobResult, StackJob};
 pub(crate) use mts::Mts;
+pub(crate) use pending::Pending;
 
 use crate::config::Sched;
 use crate::shepherds::Shepherds;
+use std::sync::Arc;
 
 /// Who may take a job just queued: anyone in the team, or only the workers
 /// of one shepherd (a scheduler without stealing).
@@ -71,11 +74,6 @@ pub(crate) trait Scheduler: Sync {
     /// Takes the job `slot` should run next from its own queue (its deque,
     /// or its shepherd's queue). Caller occupies `slot`.
     unsafe fn pop(&self, slot: usize) -> Option<JobRef>;
-    /// True when none of the jobs `slot` pushed is still queued (its deque
-    /// is empty under `ws`; shared queues count each slot's queued jobs), so
-    /// that a new job could feed an idle participant. `join` splits lazily
-    /// on this. Caller occupies `slot`.
-    unsafe fn wants_split(&self, slot: usize) -> bool;
     /// `join`'s way back to the job `job` it queued. Shared queues take
     /// exactly that job if it is still there (popping the newest could hand
     /// the joiner a sibling's job and the sibling the joiner's, crossing
@@ -106,16 +104,21 @@ pub(crate) enum Queues {
 }
 
 impl Queues {
-    /// Builds `kind` for a pool laid out as `shepherds`. `victims[i]` lists
-    /// the other slots by distance (used by `ws` for locality of the injector
-    /// order only; its victims are random); `chunk`: jobs per `mts` remote
-    /// steal (`None`: the stealing shepherd's size).
-    pub(crate) fn new(kind: Sched, shepherds: &Shepherds, chunk: Option<usize>) -> Queues {
+    /// Builds `kind` for a pool laid out as `shepherds`; `chunk`: jobs per
+    /// `mts` remote steal (`None`: the stealing shepherd's size); `pending`:
+    /// the pool's per-slot counts of queued jobs, kept by every scheduler.
+    pub(crate) fn new(
+        kind: Sched,
+        shepherds: &Shepherds,
+        chunk: Option<usize>,
+        pending: &Arc<Pending>,
+    ) -> Queues {
+        let pending = Arc::clone(pending);
         match kind {
-            Sched::Mts => Queues::Mts(Mts::new(shepherds, chunk)),
-            Sched::Ws => Queues::Ws(Box::new(WorkStealing::new(shepherds))),
-            Sched::Central => Queues::Central(Central::new(shepherds)),
-            Sched::Fifo => Queues::Fifo(Fifo::new(shepherds)),
+            Sched::Mts => Queues::Mts(Mts::new(shepherds, chunk, pending)),
+            Sched::Ws => Queues::Ws(Box::new(WorkStealing::new(shepherds, pending))),
+            Sched::Central => Queues::Central(Central::new(shepherds, pending)),
+            Sched::Fifo => Queues::Fifo(Fifo::new(shepherds, pending)),
         }
     }
 
@@ -151,11 +154,6 @@ impl Scheduler for Queues {
     unsafe fn pop(&self, slot: usize) -> Option<JobRef> {
         // SAFETY: forwarded.
         each!(self, q => unsafe { q.pop(slot) })
-    }
-    #[inline]
-    unsafe fn wants_split(&self, slot: usize) -> bool {
-        // SAFETY: forwarded.
-        each!(self, q => unsafe { q.wants_split(slot) })
     }
     #[inline]
     unsafe fn reclaim(&self, slot: usize, job: JobRef) -> Reclaim {

@@ -27,11 +27,13 @@
 //! queues' locks. Model-checked in this file's loom test.
 
 use super::counters::bump;
-use super::shared::{Pending, SharedQueue, NO_SLOT};
+use super::pending::{Pending, NO_SLOT};
+use super::shared::SharedQueue;
 use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
 use crate::shepherds::Shepherds;
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crossbeam_utils::CachePadded;
+use std::sync::Arc;
 
 /// One shepherd's queue and its stealer ticket.
 #[derive(Default)]
@@ -52,17 +54,17 @@ pub(crate) struct Mts {
     /// Jobs per remote steal, per shepherd.
     chunk: Box<[usize]>,
     /// Each slot's jobs still queued (lazy splitting).
-    pending: Pending,
+    pending: Arc<Pending>,
 }
 
 impl Mts {
-    pub(crate) fn new(shepherds: &Shepherds, chunk: Option<usize>) -> Mts {
+    pub(crate) fn new(shepherds: &Shepherds, chunk: Option<usize>, pending: Arc<Pending>) -> Mts {
         Mts {
             shepherds: (0..shepherds.len()).map(|_| CachePadded::new(Shepherd::default())).collect(),
             shepherd_of: shepherds.of.clone().into_boxed_slice(),
             nearest: shepherds.nearest.iter().map(|v| v.clone().into_boxed_slice()).collect(),
             chunk: shepherds.members.iter().map(|m| chunk.unwrap_or(m.len()).max(1)).collect(),
-            pending: Pending::new(shepherds.of.len()),
+            pending,
         }
     }
 
@@ -107,11 +109,6 @@ impl Scheduler for Mts {
     #[inline]
     unsafe fn pop(&self, slot: usize) -> Option<JobRef> {
         self.own(slot).queue.pop_newest(&self.pending)
-    }
-
-    #[inline]
-    unsafe fn wants_split(&self, slot: usize) -> bool {
-        self.pending.none(slot)
     }
 
     #[inline]
@@ -225,7 +222,7 @@ mod tests {
         loom::model(|| {
             let sh = layout();
             assert_eq!(sh.members, vec![vec![0, 1], vec![2, 3]]);
-            let mts = Arc::new(Mts::new(&sh, None));
+            let mts = Arc::new(Mts::new(&sh, None, std::sync::Arc::new(Pending::new(4))));
             for i in 1..=3 {
                 // SAFETY: this thread stands for slot 0 here.
                 unsafe { mts.push(0, job(i)) };

@@ -8,14 +8,8 @@
 //! lock is std's futex mutex (spins briefly, then sleeps), so a holder
 //! preempted on an oversubscribed machine does not make others spin.
 //!
-//! **Who pushed what** ([`Pending`]): each queued job remembers the slot
-//! that pushed it, and every slot counts its jobs still queued, on its own
-//! cache line. Whoever removes a job (its pusher popping it back, a sibling,
-//! a remote thief) decrements the pusher's count. `join` splits lazily on
-//! "none of mine is still queued" — exactly what an empty private deque says
-//! under `ws` — so the hot check reads the worker's own line, not the shared
-//! queue's (reading the shared length on every join made fine-grained trees
-//! up to 2× slower than `ws`).
+//! Each queued job remembers the slot that pushed it, so that whoever
+//! removes it updates that slot's count of queued jobs ([`Pending`]).
 //!
 //! Ordering: `len` is written under the lock after the change and read
 //! without it (`Relaxed`) only as a hint; a decision that matters (taking a
@@ -25,45 +19,11 @@
 //! comes first in the counter's order, the push is seen or the sleeper is
 //! woken (the proof in `sync::Sleepers`).
 
+use super::pending::Pending;
 use super::JobRef;
-use crate::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::{Mutex, MutexGuard};
-use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
-
-/// No pushing slot (a job from outside the pool).
-pub(crate) const NO_SLOT: u32 = u32::MAX;
-
-/// Per slot, its jobs still queued; see the module documentation.
-pub(crate) struct Pending {
-    slots: Box<[CachePadded<AtomicU32>]>,
-}
-
-impl Pending {
-    pub(crate) fn new(n: usize) -> Pending {
-        Pending { slots: (0..n).map(|_| CachePadded::new(AtomicU32::new(0))).collect() }
-    }
-
-    /// True when none of `slot`'s jobs is queued.
-    #[inline]
-    pub(crate) fn none(&self, slot: usize) -> bool {
-        self.slots[slot].load(Ordering::Relaxed) == 0
-    }
-
-    #[inline]
-    fn add(&self, owner: u32) {
-        if owner != NO_SLOT {
-            self.slots[owner as usize].fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    #[inline]
-    fn sub(&self, owner: u32) {
-        if owner != NO_SLOT {
-            self.slots[owner as usize].fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-}
 
 /// See the module documentation.
 pub(crate) struct SharedQueue {
