@@ -180,6 +180,40 @@ fn flipping_limits_never_deadlock_or_lose_work() {
     flipping(&pool, 400, 60, "flipping, 2 participants");
 }
 
+/// A participant throttled during one long loop takes chunks again once the
+/// limit rises (it waits instead of leaving the loop for good — the bug that
+/// made `Throttle::Auto` halve the array walk's throughput: its first probe
+/// at one active worker ended the second worker's part of the loop).
+#[test]
+fn a_throttled_participant_rejoins_a_long_loop() {
+    for schedule in [Schedule::Dynamic { chunk: 1 }, Schedule::Guided { min_chunk: 1 }, Schedule::Adaptive] {
+        let pool = Pool::builder().num_threads(2).build().unwrap();
+        pool.set_active_limit(0, 1);
+        pool.reset_stats();
+        let started = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !started.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+                std::thread::sleep(Duration::from_millis(5));
+                pool.set_active_limit(0, 2);
+            });
+            with_watchdog("rejoin", Duration::from_secs(60), || {
+                pool.for_each(0..4000, schedule, |_| {
+                    started.store(true, Ordering::Relaxed);
+                    let t = Instant::now();
+                    while t.elapsed() < Duration::from_micros(10) {
+                        std::hint::spin_loop();
+                    }
+                })
+            });
+        });
+        let chunks: Vec<u64> = pool.stats().iter().map(|s| s.chunks).collect();
+        assert!(chunks[1] > 0, "{schedule:?}: participant 1 never came back: {chunks:?}");
+    }
+}
+
 #[test]
 fn flipping_limits_on_a_synthetic_four_socket_machine() {
     // 32 participants oversubscribed on this machine's cores: small work.

@@ -16,7 +16,8 @@
 //! **Throttling** (`HERD_THROTTLE`) acts at chunk boundaries: under the
 //! dynamic, guided and adaptive schedules a throttled participant takes no
 //! further chunk (the others take the rest; in an adaptive loop they steal
-//! what is left of its block). A chunk that has started always finishes;
+//! what is left of its block) and waits while chunks remain, taking chunks
+//! again when the limit rises. A chunk that has started always finishes;
 //! static schedules assign iterations up front and are not throttled.
 //!
 //! Called from inside a region or a task on another participant (a nested
@@ -107,7 +108,7 @@ impl Registry {
                 let next = CachePadded::new(AtomicUsize::new(0));
                 self.broadcast(
                     |ctx| loop {
-                        if self.throttled(ctx.index()) {
+                        if !self.may_take_chunk(ctx.index(), || next.load(Ordering::Relaxed) < len) {
                             break;
                         }
                         let start = next.fetch_add(chunk, Ordering::Relaxed);
@@ -127,7 +128,13 @@ impl Registry {
                     |ctx| {
                         let mut start = next.load(Ordering::Relaxed);
                         loop {
-                            if start >= len || self.throttled(ctx.index()) {
+                            if start >= len
+                                || !self.may_take_chunk(ctx.index(), || next.load(Ordering::Relaxed) < len)
+                            {
+                                break;
+                            }
+                            start = next.load(Ordering::Relaxed);
+                            if start >= len {
                                 break;
                             }
                             let size = ((len - start).div_ceil(n)).max(min_chunk).min(len - start);
@@ -166,6 +173,21 @@ impl Registry {
         }
     }
 
+    /// Before participant `i` takes a loop chunk: while it is throttled it
+    /// waits (asleep, polling every 100 µs) as long as `more()` says chunks
+    /// remain, so that a long loop gets it back when the limit rises (a
+    /// throttled participant that left the loop for good lost the rest of
+    /// it). Returns whether it may take one.
+    fn may_take_chunk(&self, i: usize, more: impl Fn() -> bool) -> bool {
+        while self.throttled(i) {
+            if !more() {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        true
+    }
+
     /// Participant `i` of a loop took a chunk.
     #[inline]
     fn count_chunk(&self, i: usize) {
@@ -194,8 +216,14 @@ fn adaptive_share(
 ) {
     let mine = &blocks[me];
     loop {
-        if reg.throttled(me) {
-            // Throttled: the others steal what is left of our block.
+        // Throttled: the others steal what is left of our block meanwhile.
+        let any_left = || {
+            blocks.iter().any(|b| {
+                let (s, e) = unpack(b.load(Ordering::Acquire));
+                s < e
+            })
+        };
+        if !reg.may_take_chunk(me, any_left) {
             return;
         }
         // Take pieces from the front of our own block.
@@ -211,7 +239,8 @@ fn adaptive_share(
                     reg.count_chunk(me);
                     body(me, lo + s..lo + s + take);
                     if reg.throttled(me) {
-                        return;
+                        // Leave our block to the others; come back above.
+                        break;
                     }
                     cur = mine.load(Ordering::Acquire);
                 }

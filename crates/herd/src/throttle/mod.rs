@@ -392,9 +392,9 @@ fn run(
             let mut work = 0u64;
             let mut idle = 0.0f64;
             for (r, &slot) in members.iter().enumerate() {
-                work = work.wrapping_add(cur[slot].work.wrapping_sub(prev[slot].work));
+                work = work.saturating_add(since(cur[slot].work, prev[slot].work));
                 if r < k {
-                    let d = cur[slot].idle_ns.wrapping_sub(prev[slot].idle_ns) as f64;
+                    let d = since(cur[slot].idle_ns, prev[slot].idle_ns) as f64;
                     idle += d.min(epoch_ns);
                 }
             }
@@ -496,5 +496,22 @@ mod tests {
         assert_eq!(external_cap(8, 0.6, 0.25), Some(4));
         assert_eq!(external_cap(8, 1.0, 0.25), Some(1));
         assert_eq!(external_cap(1, 0.9, 0.25), Some(1));
+    }
+}
+
+/// A counter's growth since `prev`; after `Pool::reset_stats` (the counter
+/// went down) its whole value, the growth since the reset — never the
+/// wrapped difference (which once made a reset epoch look like 10^19 jobs per
+/// second and pinned the limit to whatever `k` was in force).
+fn since(cur: u64, prev: u64) -> u64 {
+    cur.checked_sub(prev).unwrap_or(cur)
+}
+
+#[cfg(test)]
+mod since_tests {
+    #[test]
+    fn a_reset_counts_from_zero() {
+        assert_eq!(super::since(10, 4), 6);
+        assert_eq!(super::since(3, 1000), 3);
     }
 }
