@@ -501,12 +501,15 @@ impl Registry {
                         spins = 1;
                         continue;
                     }
-                    if idle_since.is_none() {
-                        idle_since = Some(Instant::now());
-                    }
                 }
             }
             spins = spins.wrapping_add(1);
+            // Idle time is counted from the first clock point (every
+            // `CLOCK_EVERY` spins, or before sleeping), so that short waits —
+            // a barrier that completes within a few spins — read no clock.
+            if slot.is_some() && idle_since.is_none() && spins.is_multiple_of(CLOCK_EVERY) {
+                idle_since = Some(Instant::now());
+            }
             match spin {
                 None => {
                     std::hint::spin_loop();
@@ -523,6 +526,9 @@ impl Registry {
                     }
                 }
                 Some(_) => {}
+            }
+            if slot.is_some() && idle_since.is_none() {
+                idle_since = Some(Instant::now());
             }
             // Sleep protocol. A throttled participant does not announce
             // itself to pushers; it is woken by `set_active_limit` instead.

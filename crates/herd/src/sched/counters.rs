@@ -56,8 +56,8 @@ pub struct WorkerStats {
     /// Steal attempts that found nothing.
     pub failed_steals: u64,
     /// Time spent waiting with nothing to run, in nanoseconds (counted from
-    /// the first steal attempt that found nothing; the first few spins of a
-    /// wait are not counted).
+    /// the 64th spin of a wait, or from going to sleep if sooner: the first
+    /// few hundred nanoseconds of a wait read no clock and are not counted).
     pub idle_ns: u64,
 }
 
