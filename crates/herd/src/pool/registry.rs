@@ -317,21 +317,21 @@ impl Registry {
     /// from the shared queue without a remote steal.
     #[inline]
     pub(crate) fn notify_work(&self, target: Target, near: usize) {
-        let start = match target {
-            Target::Anyone => self.shepherds.members[self.shepherds.of[near]][0],
-            Target::Shepherd(h) => self.shepherds.members[h][0],
-        };
         let woken = self.sleepers.notify_one(
-            start,
             || {
+                let start = match target {
+                    Target::Anyone => self.shepherds.members[self.shepherds.of[near]][0],
+                    Target::Shepherd(h) => self.shepherds.members[h][0],
+                };
                 let team = self.team.load(Ordering::Relaxed);
-                move |slot: usize| {
+                let eligible = move |slot: usize| {
                     slot < team
                         && match target {
                             Target::Anyone => true,
                             Target::Shepherd(h) => self.shepherds.of[slot] == h,
                         }
-                }
+                };
+                (start, eligible)
             },
             |slot| self.parker(slot),
         );

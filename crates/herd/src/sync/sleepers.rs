@@ -57,16 +57,15 @@ impl Sleepers {
         }
     }
 
-    /// Pusher: after making work visible, wake one announced sleeper among
-    /// the slots that `eligible()` accepts, if any (`eligible` is built only
-    /// when someone sleeps), looking from slot `start` on (cyclically), so
-    /// that the pusher's neighbours are woken first. `parker(slot)` gives the
-    /// parker of the participant in `slot`.
+    /// Pusher: after making work visible, wake one announced sleeper, if
+    /// any. `target()` (called only when someone sleeps) gives the slot to
+    /// look from (cyclically, so that the pusher's neighbours are woken
+    /// first) and which slots are eligible. `parker(slot)` gives the parker
+    /// of the participant in `slot`.
     #[inline]
     pub(crate) fn notify_one<'a, E: Fn(usize) -> bool>(
         &self,
-        start: usize,
-        eligible: impl FnOnce() -> E,
+        target: impl FnOnce() -> (usize, E),
         parker: impl Fn(usize) -> &'a Parker,
     ) -> Option<usize> {
         // A read-modify-write (not a plain load) so that it reads the latest
@@ -76,7 +75,8 @@ impl Sleepers {
         if self.count.fetch_add(0, Ordering::SeqCst) == 0 {
             return None;
         }
-        self.wake_one(start, eligible(), parker)
+        let (start, eligible) = target();
+        self.wake_one(start, eligible, parker)
     }
 
     #[cold]
@@ -115,7 +115,7 @@ mod tests {
             let (s2, p2, w2) = (sleepers.clone(), parker.clone(), work.clone());
             let pusher = loom::thread::spawn(move || {
                 w2.store(true, Ordering::Release);
-                s2.notify_one(0, || |_| true, |_| &*p2);
+                s2.notify_one(|| (0, |_| true), |_| &*p2);
             });
             loop {
                 let token = parker.prepare();
