@@ -7,8 +7,6 @@
 
 mod env;
 
-pub(crate) use env::MIN_ULT_STACK;
-
 pub(crate) use env::{suggest, unknown_herd_vars};
 
 use crate::topology::PlacesSpec;
@@ -249,7 +247,10 @@ pub struct Config {
     pub steal_chunk: Option<usize>,
     /// `HERD_THROTTLE`.
     pub throttle: Option<Throttle>,
-    /// `HERD_STACK_SIZE`: stack of each lightweight thread, in bytes.
+    /// `HERD_STACK_SIZE`: stack of each lightweight thread, in bytes. The
+    /// stacks are pooled for the whole process, so this is read once from
+    /// the environment by the first lightweight thread (`herd::ult`), not
+    /// per pool; it has no builder method.
     pub ult_stack_size: Option<usize>,
 }
 

@@ -158,12 +158,6 @@ impl PoolBuilder {
         self
     }
 
-    /// Stack size of each lightweight thread, in bytes (`HERD_STACK_SIZE`).
-    pub fn ult_stack_size(mut self, bytes: usize) -> Self {
-        self.config.ult_stack_size = Some(bytes);
-        self
-    }
-
     /// Record a Chrome trace-event file (`HERD_TRACE`).
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
         self.config.trace = Some(path.into());
@@ -207,16 +201,6 @@ impl PoolBuilder {
         ] {
             if v == Some(0) {
                 return Err(Error::invalid(name, "0", "a positive integer"));
-            }
-        }
-        if let Some(s) = config.ult_stack_size {
-            let min = crate::config::MIN_ULT_STACK;
-            if s < min {
-                return Err(Error::invalid(
-                    "ult_stack_size",
-                    &s.to_string(),
-                    format!("a size of at least {min} bytes"),
-                ));
             }
         }
         if let Some(s) = config.stack_size {
