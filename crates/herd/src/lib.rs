@@ -2,8 +2,13 @@
 //!
 //! herd keeps one persistent worker pinned to each place of the machine, runs
 //! the calling thread as the last participant of every region (master-last
-//! dispatch), and balances task-parallel work with per-participant
-//! work-stealing deques.
+//! dispatch), and balances task-parallel work between *shepherds* (locality
+//! domains sharing a cache): by default one shared LIFO per shepherd with
+//! bulk steals between shepherds (MAESTRO's `mts`), or per-worker
+//! work-stealing deques (`ws`), one central queue, or round-robin FIFOs.
+//! Lightweight threads ([`ult`]) block on full/empty bits ([`Feb`]) and
+//! [`Barrier`]s by yielding their worker; a contention monitor
+//! ([`throttle`]) can limit the active workers per shepherd.
 //!
 //! ```
 //! let pool = herd::Pool::builder().num_threads(2).build().unwrap();
@@ -15,7 +20,8 @@
 //!
 //! Layers, bottom up: [`topology`] (what the machine is), [`placement`] (which
 //! participant runs where, wake order), `sync` (futex sleep/wake, latches),
-//! `sched` (the task-scheduler boundary: per-participant deques), `pool`
+//! [`shepherds`] (locality domains), `sched` (the task-scheduler boundary
+//! and the four schedulers), `pool`
 //! (workers, dispatch strategies, fork-join regions), then the user-facing
 //! [`join`], [`scope`], loops ([`Pool::for_each`], [`Pool::map_reduce`]) and
 //! measurement ([`measure`]).
