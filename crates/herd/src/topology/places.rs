@@ -1,5 +1,5 @@
 //! `HERD_PLACES` / `OMP_PLACES`: the OpenMP place-list syntax, parsed and then
-//! resolved against a [`Topology`](super::Topology).
+//! resolved against a [`Topology`].
 //!
 //! Accepted forms (OpenMP 5.x):
 //!
