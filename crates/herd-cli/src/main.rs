@@ -12,6 +12,7 @@ mod run;
 mod table;
 mod timing;
 mod topo;
+mod trace_cmd;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
@@ -76,6 +77,30 @@ enum Command {
     /// HERD_THROTTLE=auto read it and keep fewer workers active on sockets
     /// that other processes keep busy. Prints what it publishes.
     Monitor(monitor::MonitorArgs),
+    /// Timelines and critical-path analysis of trace files.
+    ///
+    /// Reads a herd-flow trace (one "X" event per executed step, with its
+    /// dependencies) or a HERD_TRACE file (B/E spans per thread).
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum TraceCommand {
+    /// Draw a timeline chart (SVG or PNG) of a trace.
+    ///
+    /// One row per worker (HERD_TRACE: per thread), a bar per step coloured by
+    /// step collection (HERD_TRACE: by span kind), idle time left grey, the
+    /// critical path outlined. Time in ms from the first event.
+    Show(trace_cmd::show::ShowArgs),
+    /// Report work, critical path, parallelism and the lower bound on time.
+    ///
+    /// Work W is the sum of step times; the span S is the longest path of
+    /// the executed DAG weighted by measured step times; parallelism is W/S;
+    /// the lower bound for P workers is max(S, W/P), and the achieved makespan
+    /// T is compared with it. A HERD_TRACE file has no dependencies: only its
+    /// busy time and utilisation are reported.
+    Analyze(trace_cmd::analyze::AnalyzeArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -97,6 +122,8 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Overhead(args)) => overhead::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Monitor(args) => monitor::run(&args),
+        Command::Trace(TraceCommand::Show(args)) => trace_cmd::show::run(&args),
+        Command::Trace(TraceCommand::Analyze(args)) => trace_cmd::analyze::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,10 +11,10 @@ use std::sync::OnceLock;
 
 /// The font PNG output rasterises text with.
 pub const FONT_PATH: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-const FONT_FAMILY: &str = "sans-serif";
+pub const FONT_FAMILY: &str = "sans-serif";
 const PANEL_SIZE: (u32, u32) = (620, 520);
 /// Line colours, distinct and readable on white.
-const COLORS: [RGBColor; 8] = [
+pub const COLORS: [RGBColor; 8] = [
     RGBColor(213, 94, 0),
     RGBColor(0, 114, 178),
     RGBColor(0, 158, 115),

@@ -1,0 +1,6 @@
+//! `herd trace show|analyze`: timelines and critical-path analysis of trace
+//! files, from herd-flow graphs (steps with dependencies) or `HERD_TRACE`.
+
+pub mod analyze;
+pub mod model;
+pub mod show;

@@ -1,0 +1,490 @@
+//! The graph: owns the collections, schedules enabled steps as herd jobs, detects
+//! quiescence.
+//!
+//! Enabled steps wait in one priority queue per graph (highest [`Tuner::priority`] first,
+//! then first enabled first). [`Graph::wait`] runs a `herd::scope` on the current pool
+//! (the global pool outside any) and spawns one herd job per enabled step; each job pops
+//! the *best* step in the queue, not necessarily the one it was spawned for, so priorities
+//! hold across all enabled steps. A step's commit spawns one job per step it enabled. The
+//! scope ends when no job is left: then no step is running or enabled (quiescence), and
+//! steps still waiting for items are reported as [`FlowError::Unsatisfied`].
+//!
+//! [`Tuner::priority`]: crate::Tuner::priority
+
+use crate::error::{Blocked, FlowError, StepError};
+use crate::items::{Clear, Items};
+use crate::step::{Ctx, Inst, Steps};
+use crate::tags::Tags;
+use crate::timeline::{self, StepRecord};
+use crate::tuner::{DefaultTuner, Tuner};
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How steps wait for their items; chosen per graph (before tags are put).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Discipline {
+    /// Intel CnC's default: a step runs as soon as its tag is put; a `get` of a missing item
+    /// suspends it and it is re-run from the start when the item is put. Tuner `depends`
+    /// declarations are ignored.
+    Requeue,
+    /// The default: a step whose tuner declares its items with [`Tuner::depends`] is
+    /// scheduled only once they are all present, so it is never requeued for them. A step
+    /// without declarations behaves as under `Requeue`.
+    #[default]
+    DependencyCounted,
+    /// The program puts each tag from the step that produces the step's last input, so steps
+    /// are prescribed only when their data exists. The runtime treats steps as under
+    /// `Requeue` (declarations ignored); the requeue count measures how well the program
+    /// keeps to the rule (0 when it does).
+    OnTheFly,
+}
+
+impl Discipline {
+    fn code(self) -> u8 {
+        match self {
+            Discipline::Requeue => 0,
+            Discipline::DependencyCounted => 1,
+            Discipline::OnTheFly => 2,
+        }
+    }
+    fn from_code(c: u8) -> Self {
+        match c {
+            0 => Discipline::Requeue,
+            2 => Discipline::OnTheFly,
+            _ => Discipline::DependencyCounted,
+        }
+    }
+}
+
+/// Counters of a graph, returned by [`Graph::wait`] and [`Graph::stats`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// Step instances created by tag puts.
+    pub prescribed: u64,
+    /// Step executions that completed (returned `Ok`).
+    pub executed: u64,
+    /// Step executions abandoned on a missing item (each re-run later).
+    pub requeued: u64,
+    /// Time spent in abandoned executions.
+    pub requeue_time: Duration,
+    /// Tags ignored by memoizing tag collections.
+    pub duplicate_tags: u64,
+    /// Steps per node answered by [`Tuner::compute_on`].
+    pub compute_on: BTreeMap<usize, u64>,
+    /// Items per node answered by [`Items::with_consumed_on`].
+    pub consumed_on: BTreeMap<usize, u64>,
+}
+
+struct Ready(Arc<Inst>, u64);
+
+impl PartialEq for Ready {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == CmpOrdering::Equal
+    }
+}
+impl Eq for Ready {}
+impl PartialOrd for Ready {
+    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ready {
+    fn cmp(&self, o: &Self) -> CmpOrdering {
+        self.0.priority.cmp(&o.0.priority).then(o.1.cmp(&self.1))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// State shared by the graph, its handles and its jobs.
+pub(crate) struct Shared {
+    name: String,
+    discipline: AtomicU8,
+    ready: Mutex<BinaryHeap<Ready>>,
+    seq: AtomicU64,
+    next_id: AtomicU64,
+    waiting: Mutex<HashMap<u64, Arc<Inst>>>,
+    stopped: AtomicBool,
+    error: Mutex<Option<FlowError>>,
+    prescribed: AtomicU64,
+    executed: AtomicU64,
+    requeued: AtomicU64,
+    requeue_ns: AtomicU64,
+    duplicate_tags: AtomicU64,
+    compute_on: Mutex<BTreeMap<usize, u64>>,
+    consumed_on: Mutex<BTreeMap<usize, u64>>,
+    timeline_on: AtomicBool,
+    timeline: Mutex<Vec<StepRecord>>,
+    start: Instant,
+    workers: AtomicUsize,
+    collections: Mutex<Vec<Arc<dyn Clear>>>,
+}
+
+impl Shared {
+    pub(crate) fn register_collection(&self, c: Arc<dyn Clear>) {
+        lock(&self.collections).push(c);
+    }
+    pub(crate) fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+    pub(crate) fn counts_dependencies(&self) -> bool {
+        Discipline::from_code(self.discipline.load(Ordering::Relaxed)) == Discipline::DependencyCounted
+    }
+    pub(crate) fn prescribed(&self) {
+        self.prescribed.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn duplicate_tag(&self) {
+        self.duplicate_tags.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(crate) fn record_compute_on(&self, node: usize) {
+        *lock(&self.compute_on).entry(node).or_default() += 1;
+    }
+    pub(crate) fn record_consumed_on(&self, node: usize) {
+        *lock(&self.consumed_on).entry(node).or_default() += 1;
+    }
+    pub(crate) fn add_waiting(&self, inst: &Arc<Inst>) {
+        lock(&self.waiting).insert(inst.id, inst.clone());
+    }
+
+    /// Queues enabled steps (no job is spawned: the next `wait` or a running job takes them).
+    pub(crate) fn enqueue_all(&self, enabled: Vec<Arc<Inst>>) {
+        if enabled.is_empty() {
+            return;
+        }
+        {
+            let mut w = lock(&self.waiting);
+            for i in &enabled {
+                w.remove(&i.id);
+            }
+        }
+        let mut q = lock(&self.ready);
+        for i in enabled {
+            q.push(Ready(i, self.seq.fetch_add(1, Ordering::Relaxed)));
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn fail(&self, e: FlowError) {
+        lock(&self.error).get_or_insert(e);
+        self.stopped.store(true, Ordering::Release);
+    }
+
+    fn stats(&self) -> Stats {
+        Stats {
+            prescribed: self.prescribed.load(Ordering::Relaxed),
+            executed: self.executed.load(Ordering::Relaxed),
+            requeued: self.requeued.load(Ordering::Relaxed),
+            requeue_time: Duration::from_nanos(self.requeue_ns.load(Ordering::Relaxed)),
+            duplicate_tags: self.duplicate_tags.load(Ordering::Relaxed),
+            compute_on: lock(&self.compute_on).clone(),
+            consumed_on: lock(&self.consumed_on).clone(),
+        }
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+fn spawn_job(s: &herd::Scope<'_>, sh: &Arc<Shared>) {
+    let sh = sh.clone();
+    s.spawn(move |s| run_job(s, &sh));
+}
+
+/// One herd job: runs the best enabled step.
+fn run_job(s: &herd::Scope<'_>, sh: &Arc<Shared>) {
+    let Some(Ready(inst, _)) = lock(&sh.ready).pop() else { return };
+    if sh.stopped.load(Ordering::Acquire) {
+        return;
+    }
+    let ctx = Ctx::new(sh, &inst);
+    let t0 = sh.now_ns();
+    let res = panic::catch_unwind(AssertUnwindSafe(|| inst.run(&ctx)));
+    let t1 = sh.now_ns();
+    let fail = |e: FlowError| sh.fail(e);
+    match res {
+        Err(p) => fail(FlowError::Panic {
+            collection: inst.collection.to_string(),
+            tag: inst.tag(),
+            message: panic_message(&*p),
+        }),
+        Ok(r) => {
+            if let Some(e) = ctx.fatal.borrow_mut().take() {
+                return fail(e);
+            }
+            match r {
+                Err(StepError::Failed(e)) => match e.downcast::<FlowError>() {
+                    Ok(fe) => fail(*fe),
+                    Err(e) => fail(FlowError::Step {
+                        collection: inst.collection.to_string(),
+                        tag: inst.tag(),
+                        error: e.to_string(),
+                    }),
+                },
+                _ if ctx.suspended.get() => {
+                    sh.requeued.fetch_add(1, Ordering::Relaxed);
+                    sh.requeue_ns.fetch_add(t1 - t0, Ordering::Relaxed);
+                    inst.requeues.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(StepError::Missing(m)) => fail(FlowError::Step {
+                    // A `Missing` not made by `Ctx::get` of this execution.
+                    collection: inst.collection.to_string(),
+                    tag: inst.tag(),
+                    error: format!("returned Missing({}[{}]) without a failed get", m.collection, m.key),
+                }),
+                Ok(()) => {
+                    let mut deps = std::mem::take(&mut *ctx.deps.borrow_mut());
+                    let mut enabled = Vec::new();
+                    if let Err(e) = ctx.commit(&mut enabled) {
+                        fail(e);
+                    }
+                    sh.executed.fetch_add(1, Ordering::Relaxed);
+                    if sh.timeline_on.load(Ordering::Relaxed) {
+                        deps.sort_unstable();
+                        deps.dedup();
+                        lock(&sh.timeline).push(StepRecord {
+                            id: inst.id,
+                            collection: inst.collection.to_string(),
+                            tag: inst.tag(),
+                            worker: herd::current_thread_index().unwrap_or(0),
+                            start_ns: t0,
+                            end_ns: t1,
+                            requeues: inst.requeues.load(Ordering::Relaxed),
+                            deps,
+                        });
+                    }
+                    let n = enabled.len();
+                    sh.enqueue_all(enabled);
+                    for _ in 0..n {
+                        spawn_job(s, sh);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A Concurrent Collections graph: owns item, tag and step collections and runs the steps
+/// on herd's pool. See the [crate documentation](crate).
+pub struct Graph {
+    shared: Arc<Shared>,
+}
+
+/// Builds a [`Graph`] with options.
+#[derive(Debug, Default)]
+pub struct GraphBuilder {
+    name: String,
+    discipline: Discipline,
+    timeline: bool,
+}
+
+impl GraphBuilder {
+    /// The graph's name (in errors' context and the timeline).
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = name.to_string();
+        self
+    }
+    /// The scheduling discipline.
+    pub fn discipline(mut self, d: Discipline) -> Self {
+        self.discipline = d;
+        self
+    }
+    /// Record a timeline of step executions.
+    pub fn timeline(mut self, on: bool) -> Self {
+        self.timeline = on;
+        self
+    }
+    /// Builds the graph.
+    pub fn build(self) -> Graph {
+        let g = Graph::new(&self.name);
+        g.set_discipline(self.discipline);
+        g.record_timeline(self.timeline);
+        g
+    }
+}
+
+impl Graph {
+    /// An empty graph with the default discipline ([`Discipline::DependencyCounted`]).
+    pub fn new(name: &str) -> Self {
+        Graph {
+            shared: Arc::new(Shared {
+                name: name.to_string(),
+                discipline: AtomicU8::new(Discipline::default().code()),
+                ready: Mutex::new(BinaryHeap::new()),
+                seq: AtomicU64::new(0),
+                next_id: AtomicU64::new(1),
+                waiting: Mutex::new(HashMap::new()),
+                stopped: AtomicBool::new(false),
+                error: Mutex::new(None),
+                prescribed: AtomicU64::new(0),
+                executed: AtomicU64::new(0),
+                requeued: AtomicU64::new(0),
+                requeue_ns: AtomicU64::new(0),
+                duplicate_tags: AtomicU64::new(0),
+                compute_on: Mutex::new(BTreeMap::new()),
+                consumed_on: Mutex::new(BTreeMap::new()),
+                timeline_on: AtomicBool::new(false),
+                timeline: Mutex::new(Vec::new()),
+                start: Instant::now(),
+                workers: AtomicUsize::new(0),
+                collections: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// A builder.
+    pub fn builder() -> GraphBuilder {
+        GraphBuilder::default()
+    }
+
+    /// The graph's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// Sets the scheduling discipline; it applies to steps prescribed afterwards.
+    pub fn set_discipline(&self, d: Discipline) {
+        self.shared.discipline.store(d.code(), Ordering::Relaxed);
+    }
+
+    /// The scheduling discipline.
+    pub fn discipline(&self) -> Discipline {
+        Discipline::from_code(self.shared.discipline.load(Ordering::Relaxed))
+    }
+
+    /// Turns the step timeline on or off.
+    pub fn record_timeline(&self, on: bool) {
+        self.shared.timeline_on.store(on, Ordering::Relaxed);
+    }
+
+    /// A new item collection.
+    pub fn items<K, V>(&self, name: &str) -> Items<K, V>
+    where
+        K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+        V: Send + Sync + 'static,
+    {
+        Items::new(name, self.shared.clone())
+    }
+
+    /// A new tag collection.
+    pub fn tags<K>(&self, name: &str) -> Tags<K>
+    where
+        K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+    {
+        Tags::new(name, self.shared.clone())
+    }
+
+    /// A new step collection with the default tuner. `f(tag, ctx)` is the step.
+    pub fn steps<K, F>(&self, name: &str, f: F) -> Steps<K>
+    where
+        K: Clone + Debug + Send + Sync + 'static,
+        F: Fn(&K, &Ctx<'_>) -> Result<(), StepError> + Send + Sync + 'static,
+    {
+        Steps::new(name, DefaultTuner, f)
+    }
+
+    /// A new step collection with a tuner.
+    pub fn steps_tuned<K, T, F>(&self, name: &str, tuner: T, f: F) -> Steps<K>
+    where
+        K: Clone + Debug + Send + Sync + 'static,
+        T: Tuner<K> + 'static,
+        F: Fn(&K, &Ctx<'_>) -> Result<(), StepError> + Send + Sync + 'static,
+    {
+        Steps::new(name, tuner, f)
+    }
+
+    /// Runs enabled steps until none is running or enabled, on the current herd pool (the
+    /// global pool when called outside any; use `pool.install(|| graph.wait())` to pick one).
+    ///
+    /// Returns the statistics, or: the first step error or panic (the graph stops: running
+    /// steps finish, no other starts, enabled steps are discarded); or
+    /// [`FlowError::Unsatisfied`] listing the steps still waiting for items that were never
+    /// put (they stay prescribed: putting the items and waiting again runs them).
+    pub fn wait(&self) -> Result<Stats, FlowError> {
+        let sh = &self.shared;
+        sh.workers.store(herd::current_num_threads(), Ordering::Relaxed);
+        loop {
+            let n = lock(&sh.ready).len();
+            if n == 0 || sh.stopped.load(Ordering::Acquire) {
+                break;
+            }
+            herd::scope(|s| {
+                for _ in 0..n {
+                    spawn_job(s, sh);
+                }
+            });
+        }
+        if let Some(e) = lock(&sh.error).take() {
+            lock(&sh.ready).clear();
+            sh.stopped.store(false, Ordering::Release);
+            return Err(e);
+        }
+        let waiting: Vec<Arc<Inst>> = lock(&sh.waiting).values().cloned().collect();
+        if !waiting.is_empty() {
+            let mut blocked: Vec<Blocked> = waiting
+                .iter()
+                .map(|i| Blocked {
+                    step_collection: i.collection.to_string(),
+                    tag: i.tag(),
+                    missing: i.missing(),
+                })
+                .collect();
+            blocked.sort_by(|a, b| (&a.step_collection, &a.tag).cmp(&(&b.step_collection, &b.tag)));
+            return Err(FlowError::Unsatisfied(blocked));
+        }
+        Ok(sh.stats())
+    }
+
+    /// The statistics so far.
+    pub fn stats(&self) -> Stats {
+        self.shared.stats()
+    }
+
+    /// The recorded step executions, in completion order.
+    pub fn timeline(&self) -> Vec<StepRecord> {
+        lock(&self.shared.timeline).clone()
+    }
+
+    /// The timeline as Chrome trace-event JSON (format in [`timeline`](crate::timeline)).
+    pub fn timeline_json(&self) -> serde_json::Value {
+        let workers = self.shared.workers.load(Ordering::Relaxed).max(1);
+        timeline::to_json(&self.shared.name, workers, &lock(&self.shared.timeline))
+    }
+
+    /// Writes [`timeline_json`](Self::timeline_json) to `path`.
+    pub fn write_timeline(&self, path: impl AsRef<Path>) -> Result<(), FlowError> {
+        let text = serde_json::to_string(&self.timeline_json()).map_err(std::io::Error::other)?;
+        std::fs::write(path, text)?;
+        Ok(())
+    }
+}
+
+impl Drop for Graph {
+    /// Breaks the reference cycles (steps → handles → graph state → waiting steps).
+    fn drop(&mut self) {
+        let sh = &self.shared;
+        lock(&sh.ready).clear();
+        lock(&sh.waiting).clear();
+        for c in lock(&sh.collections).drain(..) {
+            c.clear();
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Step collections ([`Steps`]), step instances and the context a step runs with ([`Ctx`]).
+//!
+//! A step's puts (items and tags) and its get-count decrements are buffered in its [`Ctx`]
+//! and committed only when the step returns `Ok`. A step suspended on a missing item (or
+//! failed) therefore has no effect, and re-running it from the start is safe — the
+//! requeue discipline needs this, since Intel CnC's rule "get everything before putting
+//! anything" is not checked by the compiler.
+
+use crate::error::{FlowError, Missing, StepError};
+use crate::graph::Shared;
+use crate::items::{Got, Items};
+use crate::tags::Tags;
+use crate::tuner::Tuner;
+use std::cell::{Cell, RefCell};
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU32, AtomicUsize};
+use std::sync::{Arc, Mutex};
+
+pub(crate) type StepFn<K> = Box<dyn Fn(&K, &Ctx<'_>) -> Result<(), StepError> + Send + Sync>;
+
+pub(crate) struct StepColl<K> {
+    pub(crate) name: Arc<str>,
+    pub(crate) f: StepFn<K>,
+    pub(crate) tuner: Box<dyn Tuner<K>>,
+}
+
+/// The tag-typed part of a step instance.
+pub(crate) trait Body: Send + Sync {
+    fn run(&self, ctx: &Ctx<'_>) -> Result<(), StepError>;
+    fn tag(&self) -> String;
+}
+
+struct StepBody<K> {
+    coll: Arc<StepColl<K>>,
+    tag: K,
+}
+
+impl<K: Debug + Send + Sync> Body for StepBody<K> {
+    fn run(&self, ctx: &Ctx<'_>) -> Result<(), StepError> {
+        (self.coll.f)(&self.tag, ctx)
+    }
+    fn tag(&self) -> String {
+        format!("{:?}", self.tag)
+    }
+}
+
+/// One prescribed step: a step collection and a tag.
+pub(crate) struct Inst {
+    pub(crate) id: u64,
+    pub(crate) collection: Arc<str>,
+    pub(crate) priority: i64,
+    /// Items still missing (dependency counting) or 1 while suspended on a get.
+    pub(crate) pending: AtomicUsize,
+    pub(crate) requeues: AtomicU32,
+    missing: Mutex<Vec<(Arc<str>, String)>>,
+    body: Box<dyn Body>,
+}
+
+impl Inst {
+    pub(crate) fn tag(&self) -> String {
+        self.body.tag()
+    }
+
+    pub(crate) fn add_missing(&self, coll: &Arc<str>, key: String) {
+        self.missing.lock().unwrap_or_else(|e| e.into_inner()).push((coll.clone(), key));
+    }
+
+    /// One missing item of `coll` was put. Which key does not matter for the diagnosis
+    /// of steps that stay blocked: it removes the first record of that collection.
+    pub(crate) fn satisfied(&self, coll: &Arc<str>) {
+        let mut m = self.missing.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = m.iter().position(|(c, _)| Arc::ptr_eq(c, coll)) {
+            m.swap_remove(i);
+        }
+    }
+
+    pub(crate) fn missing(&self) -> Vec<(String, String)> {
+        let m = self.missing.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<_> = m.iter().map(|(c, k)| (c.to_string(), k.clone())).collect();
+        v.sort();
+        v
+    }
+
+    pub(crate) fn run(&self, ctx: &Ctx<'_>) -> Result<(), StepError> {
+        self.body.run(ctx)
+    }
+}
+
+/// A handle to a step collection (cheap to clone); attach it to a tag collection with
+/// [`Tags::prescribes`].
+pub struct Steps<K> {
+    pub(crate) coll: Arc<StepColl<K>>,
+}
+
+impl<K> Clone for Steps<K> {
+    fn clone(&self) -> Self {
+        Steps { coll: self.coll.clone() }
+    }
+}
+
+impl<K: Clone + Debug + Send + Sync + 'static> Steps<K> {
+    pub(crate) fn new<F, T>(name: &str, tuner: T, f: F) -> Self
+    where
+        F: Fn(&K, &Ctx<'_>) -> Result<(), StepError> + Send + Sync + 'static,
+        T: Tuner<K> + 'static,
+    {
+        Steps { coll: Arc::new(StepColl { name: name.into(), f: Box::new(f), tuner: Box::new(tuner) }) }
+    }
+
+    /// The collection's name.
+    pub fn name(&self) -> &str {
+        &self.coll.name
+    }
+
+    /// Creates the instance for `tag` and schedules it according to `shared`'s discipline.
+    pub(crate) fn prescribe(&self, shared: &Shared, tag: K, enabled: &mut Vec<Arc<Inst>>) {
+        let c = &self.coll;
+        shared.record_compute_on(c.tuner.compute_on(&tag));
+        let priority = c.tuner.priority(&tag);
+        let use_deps = shared.counts_dependencies() && !c.tuner.preschedule(&tag);
+        let mut deps = crate::tuner::Deps::default();
+        if use_deps {
+            c.tuner.depends(&tag, &mut deps);
+        }
+        let inst = Arc::new(Inst {
+            id: shared.next_id(),
+            collection: c.name.clone(),
+            priority,
+            pending: AtomicUsize::new(1),
+            requeues: AtomicU32::new(0),
+            missing: Mutex::new(Vec::new()),
+            body: Box::new(StepBody { coll: c.clone(), tag }),
+        });
+        shared.prescribed();
+        if !deps.is_empty() {
+            shared.add_waiting(&inst);
+        }
+        for probe in deps.probes {
+            probe(&inst);
+        }
+        if inst.pending.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+            enabled.push(inst);
+        }
+    }
+}
+
+type PutFn<'a> = Box<dyn FnOnce(&Shared, u64, &mut Vec<Arc<Inst>>) -> Result<(), FlowError> + 'a>;
+
+/// The context of one step execution: gets items, puts items and tags.
+pub struct Ctx<'a> {
+    pub(crate) shared: &'a Arc<Shared>,
+    pub(crate) inst: &'a Arc<Inst>,
+    pub(crate) puts: RefCell<Vec<PutFn<'a>>>,
+    pub(crate) gets: RefCell<Vec<Box<dyn FnOnce() + 'a>>>,
+    pub(crate) deps: RefCell<Vec<u64>>,
+    pub(crate) suspended: Cell<bool>,
+    pub(crate) fatal: RefCell<Option<FlowError>>,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(shared: &'a Arc<Shared>, inst: &'a Arc<Inst>) -> Self {
+        Ctx {
+            shared,
+            inst,
+            puts: RefCell::new(Vec::new()),
+            gets: RefCell::new(Vec::new()),
+            deps: RefCell::new(Vec::new()),
+            suspended: Cell::new(false),
+            fatal: RefCell::new(None),
+        }
+    }
+
+    /// Gets an item: the shared value, or `Err(Missing)` when it was not put yet — return it
+    /// with `?`; the step is then re-run from the start when the item is put.
+    pub fn get<K, V>(&self, items: &Items<K, V>, key: &K) -> Result<Arc<V>, Missing>
+    where
+        K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+        V: Send + Sync + 'static,
+    {
+        let missing = || Missing { collection: items.coll.name.to_string(), key: format!("{key:?}") };
+        match items.coll.get_or_wait(key, self.inst, self.shared) {
+            Got::Value(v, producer) => {
+                if producer != 0 {
+                    self.deps.borrow_mut().push(producer);
+                }
+                let coll = items.coll.clone();
+                let key = key.clone();
+                self.gets.borrow_mut().push(Box::new(move || coll.count_get(&key)));
+                Ok(v)
+            }
+            Got::Absent => {
+                self.suspended.set(true);
+                Err(missing())
+            }
+            Got::Freed => {
+                let m = missing();
+                self.fatal
+                    .borrow_mut()
+                    .get_or_insert(FlowError::Freed { collection: m.collection.clone(), key: m.key.clone() });
+                self.suspended.set(true);
+                Err(m)
+            }
+        }
+    }
+
+    /// Puts an item (committed when the step returns `Ok`). A key already put is reported
+    /// at once as [`FlowError::DoublePut`]; two puts of one key by concurrent steps are
+    /// caught at commit and stop the graph with the same error.
+    pub fn put<K, V>(&self, items: &Items<K, V>, key: K, value: V) -> Result<(), FlowError>
+    where
+        K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+        V: Send + Sync + 'static,
+    {
+        if items.coll.is_put(&key) {
+            return Err(FlowError::DoublePut {
+                collection: items.coll.name.to_string(),
+                key: format!("{key:?}"),
+            });
+        }
+        let coll = items.coll.clone();
+        self.puts.borrow_mut().push(Box::new(move |sh, id, en| coll.put(sh, key, value, id, en)));
+        Ok(())
+    }
+
+    /// Puts a tag (committed when the step returns `Ok`): prescribes the attached steps.
+    pub fn put_tag<K>(&self, tags: &Tags<K>, tag: K)
+    where
+        K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+    {
+        let tags = tags.clone();
+        self.puts.borrow_mut().push(Box::new(move |sh, _, en| {
+            tags.prescribe_into(sh, tag, en);
+            Ok(())
+        }));
+    }
+
+    /// The id of this step instance (as in the timeline).
+    pub fn step_id(&self) -> u64 {
+        self.inst.id
+    }
+
+    /// Commits the buffered puts and get counts; returns the steps they enabled.
+    pub(crate) fn commit(self, enabled: &mut Vec<Arc<Inst>>) -> Result<(), FlowError> {
+        for g in self.gets.into_inner() {
+            g();
+        }
+        for p in self.puts.into_inner() {
+            p(self.shared, self.inst.id, enabled)?;
+        }
+        Ok(())
+    }
+}
