@@ -2,6 +2,7 @@
 //! thread-management experiment, and measure herd's own overheads.
 
 mod error;
+mod la;
 mod monitor;
 mod overhead;
 mod plot;
@@ -83,6 +84,19 @@ enum Command {
     /// dependencies) or a HERD_TRACE file (B/E spans per thread).
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Tiled dense linear algebra on herd-flow.
+    #[command(subcommand)]
+    La(LaCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum LaCommand {
+    /// Factor a random SPD matrix with the dataflow tiled Cholesky.
+    ///
+    /// Checks the residual ‖A − LLᵀ‖/(‖A‖·n·ε) and prints GFLOP/s (n³/3 flops)
+    /// for herd (HERD_* pool) and, in the same run, faer's parallel Cholesky
+    /// with as many threads. --tune picks the tile size first.
+    Potrf(la::PotrfArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -124,6 +138,7 @@ fn main() -> ExitCode {
         Command::Monitor(args) => monitor::run(&args),
         Command::Trace(TraceCommand::Show(args)) => trace_cmd::show::run(&args),
         Command::Trace(TraceCommand::Analyze(args)) => trace_cmd::analyze::run(&args),
+        Command::La(LaCommand::Potrf(args)) => la::potrf(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -387,3 +387,42 @@ fn run_unknown_command_is_named() {
     let e = stderr(&o);
     assert!(e.starts_with("herd: cannot run \"herd-no-such-command\""), "{e}");
 }
+
+#[test]
+fn la_potrf_factors_and_compares() {
+    let o = ok(&mut herd(&["la", "potrf", "-n", "200", "--nb", "32", "--reps", "1", "--json"]));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["n"], 200);
+    assert_eq!(v["nb"], 32);
+    assert!(v["herd"]["residual"].as_f64().unwrap() < 100.0, "{v}");
+    assert!(v["herd"]["gflops"].as_f64().unwrap() > 0.0);
+    assert!(v["faer"]["residual"].as_f64().unwrap() < 100.0);
+    assert_eq!(v["herd"]["requeued"][0], 0, "dependency counting never requeues");
+    for d in ["requeue", "onthefly"] {
+        let o = ok(&mut herd(&["la", "potrf", "-n", "100", "--nb", "16", "--reps", "1", "--discipline", d]));
+        assert!(stdout(&o).contains("GFLOP/s"), "{d}");
+    }
+    let path = tmp("chol-timeline.json");
+    ok(&mut herd(&[
+        "la",
+        "potrf",
+        "-n",
+        "96",
+        "--nb",
+        "32",
+        "--reps",
+        "1",
+        "--timeline",
+        path.to_str().unwrap(),
+    ]));
+    let o = ok(&mut herd(&["trace", "analyze", path.to_str().unwrap(), "--json"]));
+    let a: Value = serde_json::from_slice(&o.stdout).expect("analyze JSON");
+    assert!(a.to_string().contains("potrf"), "{a}");
+}
+
+#[test]
+fn la_potrf_rejects_a_zero_tile() {
+    let o = run(&mut herd(&["la", "potrf", "-n", "10", "--nb", "0"]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--nb"), "{}", stderr(&o));
+}
