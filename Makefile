@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 # Debian packages the build and the tests need.
-APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ make libomp-dev fonts-dejavu-core libopenblas0-pthread
+APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ make libomp-dev fonts-dejavu-core libopenblas0-pthread libopenblas-serial-dev
 LOOM_MAX_PREEMPTIONS ?= 3
 
 .PHONY: all deps build omp demo test test-rust test-loom test-c test-omp bench clean tsan
@@ -40,6 +40,8 @@ test: deps test-rust test-loom test-c test-omp
 
 test-rust:
 	$(CARGO) test --workspace --release
+	# herd-la's OpenBLAS tile-kernel backend (serial OpenBLAS, -l openblas).
+	$(CARGO) test --release -p herd-la --features openblas
 
 # Model checks of the sleep/wake protocol and the latches, and of herd-omp's
 # worksharing ring and barrier (bounded).
