@@ -68,7 +68,7 @@ bench: build
 tsan:
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tsan-suppressions.txt" \
 	RUSTFLAGS="-Zsanitizer=thread --cfg herd_tsan" RUSTDOCFLAGS="-Zsanitizer=thread" \
-	  $(CARGO) +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu -p herd -p herd-omp --target-dir target/tsan --tests
+	  $(CARGO) +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu -p herd -p herd-omp -p herd-flow --target-dir target/tsan --tests
 
 clean:
 	$(CARGO) clean
