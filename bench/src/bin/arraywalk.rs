@@ -152,16 +152,11 @@ fn main() {
     let pools: Vec<herd::Pool> = modes
         .iter()
         .map(|&t| {
-            let pool = herd::Pool::builder()
+            herd::Pool::builder()
                 .num_threads(threads)
                 .throttle(t)
                 .build()
-                .unwrap_or_else(|e| fail(&format!("cannot build the herd pool ({}): {e}", mode_name(t))));
-            // The limit as the builder should have set it, whether or not it did.
-            if let Throttle::Fixed(n) = t {
-                (0..pool.shepherds().len()).for_each(|h| pool.set_active_limit(h, n));
-            }
-            pool
+                .unwrap_or_else(|e| fail(&format!("cannot build the herd pool ({}): {e}", mode_name(t))))
         })
         .collect();
     let loadavg_start = read_trimmed("/proc/loadavg");

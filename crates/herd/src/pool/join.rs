@@ -5,7 +5,8 @@
 //! it pushed is left in its shared queue (`mts`, `central`, `fifo` count each
 //! slot's queued jobs) — i.e. when no stealable work of this participant is
 //! already waiting (Tzannes et al.'s lazy binary splitting). Otherwise `a` and `b` run inline
-//! like plain calls — one thread-local read and one deque-length read — which
+//! like plain calls — one thread-local read and a read of the worker's own
+//! queued-job count (`sched::Pending`) — which
 //! keeps fine-grained recursion (fib without cutoff) close to serial speed,
 //! while every idle participant still finds the oldest, largest piece of work
 //! to steal.

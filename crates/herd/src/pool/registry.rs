@@ -353,14 +353,14 @@ impl Registry {
     /// lightweight thread resumes in its shepherd).
     pub(crate) fn submit(&self, job: JobRef, shepherd: usize) {
         let (reg, slot) = current();
-        let near = if std::ptr::eq(reg, self) { slot } else { self.shepherds.members[shepherd][0] };
-        let target = if std::ptr::eq(reg, self) && self.shepherds.of[slot] == shepherd {
+        let ours = std::ptr::eq(reg, self);
+        let target = if ours && self.shepherds.of[slot] == shepherd {
             // SAFETY: the calling thread occupies `slot` of this registry.
             unsafe { self.sched.push(slot, job) }
         } else {
             self.sched.submit(job, shepherd)
         };
-        self.notify_work(target, near);
+        self.notify_work(target, if ours { slot } else { self.shepherds.members[shepherd][0] });
     }
 
     /// Queues `job` from a thread outside the pool.
@@ -571,9 +571,7 @@ impl Registry {
     /// Limits job taking to slots `0..n` (see the `team` field); returns the
     /// previous limit. Called by the master around a smaller region.
     pub(crate) fn set_team(&self, n: usize) -> usize {
-        if let Queues::Fifo(f) = &self.sched {
-            f.set_team(n);
-        }
+        self.sched.set_team(n);
         self.team.swap(n, Ordering::Relaxed)
     }
 

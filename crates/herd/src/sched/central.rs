@@ -5,7 +5,6 @@
 use super::pending::{Pending, NO_SLOT};
 use super::shared::SharedQueue;
 use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
-use crate::shepherds::Shepherds;
 use std::sync::Arc;
 
 /// See the module documentation.
@@ -16,7 +15,7 @@ pub(crate) struct Central {
 }
 
 impl Central {
-    pub(crate) fn new(_shepherds: &Shepherds, pending: Arc<Pending>) -> Central {
+    pub(crate) fn new(pending: Arc<Pending>) -> Central {
         Central { queue: SharedQueue::default(), pending }
     }
 }

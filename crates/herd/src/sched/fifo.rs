@@ -49,11 +49,6 @@ impl Fifo {
         }
     }
 
-    /// The running region has participants `0..n` (see the `team` field).
-    pub(crate) fn set_team(&self, n: usize) {
-        self.team.store(n, Ordering::Relaxed);
-    }
-
     /// Shepherd `h`, or the first one after it with a member in the team
     /// (shepherd 0 holds the master, so there always is one).
     #[inline]
@@ -120,5 +115,9 @@ impl Scheduler for Fifo {
     #[inline]
     fn has_work(&self, slot: usize) -> bool {
         !self.own(slot).is_empty()
+    }
+
+    fn set_team(&self, n: usize) {
+        self.team.store(n, Ordering::Relaxed);
     }
 }

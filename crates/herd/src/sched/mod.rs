@@ -92,6 +92,9 @@ pub(crate) trait Scheduler: Sync {
     fn submit(&self, job: JobRef, shepherd: usize) -> Target;
     /// True when `slot` could find work somewhere (used before sleeping).
     fn has_work(&self, slot: usize) -> bool;
+    /// The running region has participants `0..n` (`Registry::set_team`);
+    /// a scheduler that places jobs itself must place them in the team.
+    fn set_team(&self, _n: usize) {}
 }
 
 /// The scheduler chosen for a pool: a closed set, dispatched by `match` so
@@ -117,7 +120,7 @@ impl Queues {
         match kind {
             Sched::Mts => Queues::Mts(Mts::new(shepherds, chunk, pending)),
             Sched::Ws => Queues::Ws(Box::new(WorkStealing::new(shepherds, pending))),
-            Sched::Central => Queues::Central(Central::new(shepherds, pending)),
+            Sched::Central => Queues::Central(Central::new(pending)),
             Sched::Fifo => Queues::Fifo(Fifo::new(shepherds, pending)),
         }
     }
@@ -178,5 +181,8 @@ impl Scheduler for Queues {
     #[inline]
     fn has_work(&self, slot: usize) -> bool {
         each!(self, q => q.has_work(slot))
+    }
+    fn set_team(&self, n: usize) {
+        each!(self, q => q.set_team(n))
     }
 }
