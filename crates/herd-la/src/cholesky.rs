@@ -37,20 +37,10 @@ pub fn potrf_seq_tiled(a: &mut TiledMatrix) -> Result<(), LaError> {
 ///
 /// A `0 × 0` matrix is factored trivially (`Ok`).
 pub fn potrf_seq_tiled_with(a: &mut TiledMatrix, backend: Backend) -> Result<(), LaError> {
-    if a.nrows() != a.ncols() {
-        return Err(LaError::NotSquare { rows: a.nrows(), cols: a.ncols() });
-    }
-    if let Some((row, col)) = a.first_non_finite_lower() {
-        return Err(LaError::NonFinite { row, col });
-    }
-    let (nt, nb) = (a.nt(), a.nb());
+    check_potrf_input(a)?;
+    let nt = a.nt();
     for k in 0..nt {
-        backend.potrf(&mut a.tile_mut(k, k)).map_err(|e| match e {
-            LaError::NotPositiveDefinite { column } => {
-                LaError::NotPositiveDefinite { column: k * nb + column }
-            }
-            other => other,
-        })?;
+        potrf_diagonal_tile(backend, a, k)?;
         {
             let lkk = a.tile(k, k);
             for i in k + 1..nt {
@@ -66,6 +56,29 @@ pub fn potrf_seq_tiled_with(a: &mut TiledMatrix, backend: Backend) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// The checks LAPACK's `dpotrf` makes before touching anything: a square
+/// matrix with a finite lower triangle.
+pub(crate) fn check_potrf_input(a: &TiledMatrix) -> Result<(), LaError> {
+    if a.nrows() != a.ncols() {
+        return Err(LaError::NotSquare { rows: a.nrows(), cols: a.ncols() });
+    }
+    if let Some((row, col)) = a.first_non_finite_lower() {
+        return Err(LaError::NonFinite { row, col });
+    }
+    Ok(())
+}
+
+/// Factors diagonal tile (k, k); a failed pivot is reported with its global
+/// column, as LAPACK does.
+pub(crate) fn potrf_diagonal_tile(backend: Backend, a: &TiledMatrix, k: usize) -> Result<(), LaError> {
+    backend.potrf(&mut a.tile_mut(k, k)).map_err(|e| match e {
+        LaError::NotPositiveDefinite { column } => {
+            LaError::NotPositiveDefinite { column: k * a.nb() + column }
+        }
+        other => other,
+    })
 }
 
 /// Scaled residual `‖A − L Lᵀ‖_F / (‖A‖_F · n · ε)` of a Cholesky factor.

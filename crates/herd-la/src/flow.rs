@@ -31,6 +31,7 @@
 //!   `i`, and `update(k+1, k+1, k)` that of `potrf(k + 1)`. A solve or update
 //!   whose other inputs are not there yet is requeued.
 
+use crate::cholesky::{check_potrf_input, potrf_diagonal_tile};
 use crate::kernels::Backend;
 use crate::{LaError, TiledMatrix};
 use herd_flow::{Ctx, Deps, Discipline, FlowError, Graph, Items, StepError, Tags, Tuner};
@@ -112,13 +113,8 @@ pub fn potrf_flow(
     discipline: Discipline,
     timeline: bool,
 ) -> Result<FlowReport, LaError> {
-    if a.nrows() != a.ncols() {
-        return Err(LaError::NotSquare { rows: a.nrows(), cols: a.ncols() });
-    }
-    if let Some((row, col)) = a.first_non_finite_lower() {
-        return Err(LaError::NonFinite { row, col });
-    }
-    let (nt, nb) = (a.nt(), a.nb());
+    check_potrf_input(a)?;
+    let nt = a.nt();
     let g = Graph::builder().name("cholesky").discipline(discipline).timeline(timeline).build();
     let tiles = g.items::<Key, ()>("tile");
     let on_the_fly = discipline == Discipline::OnTheFly;
@@ -140,14 +136,7 @@ pub fn potrf_flow(
         let (m, t, fail, next) = (a.clone(), tiles.clone(), fail.clone(), trsm_tags.clone());
         g.steps_tuned("potrf", PotrfTuner { tiles: tiles.clone(), nt }, move |&k: &usize, ctx: &Ctx<'_>| {
             ctx.get(&t, &(k, k, k))?;
-            backend.potrf(&mut m.tile_mut(k, k)).map_err(|e| {
-                fail(match e {
-                    LaError::NotPositiveDefinite { column } => {
-                        LaError::NotPositiveDefinite { column: k * nb + column }
-                    }
-                    other => other,
-                })
-            })?;
+            potrf_diagonal_tile(backend, &m, k).map_err(&fail)?;
             ctx.put(&t, (k, k, k + 1), ())?;
             if on_the_fly {
                 (k + 1..nt).for_each(|i| ctx.put_tag(&next, (i, k)));
