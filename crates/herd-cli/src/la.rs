@@ -26,7 +26,7 @@ pub struct PotrfArgs {
     /// Try several tile sizes first (one run each) and use the fastest.
     #[arg(long)]
     tune: bool,
-    /// Timed runs per contender (alternating; the median is reported).
+    /// Timed runs per contender (rounds of one run each, the first contender rotating; the median is reported).
     #[arg(long, default_value_t = 3)]
     reps: usize,
     /// Print JSON instead of a table.
@@ -209,21 +209,35 @@ pub fn potrf(args: &PotrfArgs) -> CliResult {
     let (mut herd_r, mut faer_r, mut ob_r) = (0.0f64, 0.0f64, 0.0f64);
     let mut timeline = None;
     let (mut requeued, mut requeue_s) = (Vec::new(), Vec::new());
+    // Each round runs every contender once, starting with a different one each round, so
+    // that no contender always follows the same one (OpenBLAS's threads keep spinning for a
+    // while after a call, and caches are warm from the previous run).
     for rep in 0..args.reps {
         let last = rep + 1 == args.reps;
-        let run = herd_run(&pool, &a, nb, args.discipline.flow(), last && args.timeline.is_some())?;
-        herd_s.push(run.secs);
-        herd_r = herd_r.max(run.residual);
-        requeued.push(run.requeued);
-        requeue_s.push(run.requeue_secs);
-        timeline = run.timeline.or(timeline);
-        let (s, r) = faer_run(&a, threads)?;
-        faer_s.push(s);
-        faer_r = faer_r.max(r);
-        if let Ok(ob) = &openblas {
-            let (s, r) = ob.run(&a, threads)?;
-            ob_s.push(s);
-            ob_r = ob_r.max(r);
+        for turn in 0..3 {
+            match (rep + turn) % 3 {
+                0 => {
+                    let run =
+                        herd_run(&pool, &a, nb, args.discipline.flow(), last && args.timeline.is_some())?;
+                    herd_s.push(run.secs);
+                    herd_r = herd_r.max(run.residual);
+                    requeued.push(run.requeued);
+                    requeue_s.push(run.requeue_secs);
+                    timeline = run.timeline.or(timeline);
+                }
+                1 => {
+                    let (s, r) = faer_run(&a, threads)?;
+                    faer_s.push(s);
+                    faer_r = faer_r.max(r);
+                }
+                _ => {
+                    if let Ok(ob) = &openblas {
+                        let (s, r) = ob.run(&a, threads)?;
+                        ob_s.push(s);
+                        ob_r = ob_r.max(r);
+                    }
+                }
+            }
         }
     }
     for (name, r) in [("herd", herd_r), ("faer", faer_r), ("OpenBLAS", ob_r)] {

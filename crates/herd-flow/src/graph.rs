@@ -1,30 +1,30 @@
-//! The graph: owns the collections, schedules enabled steps as herd jobs, detects
-//! quiescence.
+//! The graph: owns the collections, runs enabled steps as herd jobs, detects quiescence.
 //!
-//! Enabled steps wait in one priority queue per graph (highest [`Tuner::priority`] first,
-//! then first enabled first). [`Graph::wait`] runs a `herd::scope` on the current pool
-//! (the global pool outside any) and spawns one herd job per enabled step; each job pops
-//! the *best* step in the queue, not necessarily the one it was spawned for, so priorities
-//! hold across all enabled steps. A step's commit spawns one job per step it enabled. The
-//! scope ends when no job is left: then no step is running or enabled (quiescence), and
-//! steps still waiting for items are reported as [`FlowError::Unsatisfied`].
+//! Enabled steps wait in the graph's [`ReadyQueue`] (highest [`Tuner::priority`] first,
+//! then first enabled first). [`Graph::wait`] runs a `herd::scope` on the current pool (the
+//! global pool outside any) with at most one *drainer* job per worker; a drainer pops the
+//! best step, runs it, commits its puts — which may enable steps and start more drainers —
+//! and pops again until the queue is empty (protocol in `ready.rs`). The scope ends when
+//! every drainer has retired: then no step is running or enabled (quiescence), and steps
+//! still waiting for items are reported as [`FlowError::Unsatisfied`] from the items'
+//! waiter lists.
 //!
 //! [`Tuner::priority`]: crate::Tuner::priority
 
 use crate::error::{Blocked, FlowError, StepError};
-use crate::items::{Clear, Items};
+use crate::items::{Collection, Items};
+use crate::ready::ReadyQueue;
 use crate::step::{Ctx, Inst, Steps};
+use crate::sync::{lock, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Mutex, Ordering};
 use crate::tags::Tags;
 use crate::timeline::{self, StepRecord};
 use crate::tuner::{DefaultTuner, Tuner};
-use std::cmp::Ordering as CmpOrdering;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How steps wait for their items; chosen per graph (before tags are put).
@@ -82,37 +82,12 @@ pub struct Stats {
     pub consumed_on: BTreeMap<usize, u64>,
 }
 
-struct Ready(Arc<Inst>, u64);
-
-impl PartialEq for Ready {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o) == CmpOrdering::Equal
-    }
-}
-impl Eq for Ready {}
-impl PartialOrd for Ready {
-    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ready {
-    fn cmp(&self, o: &Self) -> CmpOrdering {
-        self.0.priority.cmp(&o.0.priority).then(o.1.cmp(&self.1))
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// State shared by the graph, its handles and its jobs.
 pub(crate) struct Shared {
     name: String,
     discipline: AtomicU8,
-    ready: Mutex<BinaryHeap<Ready>>,
-    seq: AtomicU64,
+    ready: ReadyQueue<Arc<Inst>>,
     next_id: AtomicU64,
-    waiting: Mutex<HashMap<u64, Arc<Inst>>>,
     stopped: AtomicBool,
     error: Mutex<Option<FlowError>>,
     prescribed: AtomicU64,
@@ -126,11 +101,11 @@ pub(crate) struct Shared {
     timeline: Mutex<Vec<StepRecord>>,
     start: Instant,
     workers: AtomicUsize,
-    collections: Mutex<Vec<Arc<dyn Clear>>>,
+    collections: Mutex<Vec<Arc<dyn Collection>>>,
 }
 
 impl Shared {
-    pub(crate) fn register_collection(&self, c: Arc<dyn Clear>) {
+    pub(crate) fn register_collection(&self, c: Arc<dyn Collection>) {
         lock(&self.collections).push(c);
     }
     pub(crate) fn next_id(&self) -> u64 {
@@ -151,25 +126,10 @@ impl Shared {
     pub(crate) fn record_consumed_on(&self, node: usize) {
         *lock(&self.consumed_on).entry(node).or_default() += 1;
     }
-    pub(crate) fn add_waiting(&self, inst: &Arc<Inst>) {
-        lock(&self.waiting).insert(inst.id, inst.clone());
-    }
-
-    /// Queues enabled steps (no job is spawned: the next `wait` or a running job takes them).
-    pub(crate) fn enqueue_all(&self, enabled: Vec<Arc<Inst>>) {
-        if enabled.is_empty() {
-            return;
-        }
-        {
-            let mut w = lock(&self.waiting);
-            for i in &enabled {
-                w.remove(&i.id);
-            }
-        }
-        let mut q = lock(&self.ready);
-        for i in enabled {
-            q.push(Ready(i, self.seq.fetch_add(1, Ordering::Relaxed)));
-        }
+    /// Queues steps enabled from outside a step, without starting drainers: the running
+    /// `wait`'s drainers or its next round, or the next `wait`, run them.
+    pub(crate) fn queue(&self, enabled: Vec<Arc<Inst>>) {
+        self.ready.queue_all(enabled.into_iter().map(|i| (i.priority, i)));
     }
 
     fn now_ns(&self) -> u64 {
@@ -204,79 +164,100 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-fn spawn_job(s: &herd::Scope<'_>, sh: &Arc<Shared>) {
-    let sh = sh.clone();
-    s.spawn(move |s| run_job(s, &sh));
+fn spawn_drainers(s: &herd::Scope<'_>, sh: &Arc<Shared>, n: usize) {
+    for _ in 0..n {
+        let sh = sh.clone();
+        s.spawn(move |s| drain(s, &sh));
+    }
 }
 
-/// One herd job: runs the best enabled step.
-fn run_job(s: &herd::Scope<'_>, sh: &Arc<Shared>) {
-    let Some(Ready(inst, _)) = lock(&sh.ready).pop() else { return };
-    if sh.stopped.load(Ordering::Acquire) {
-        return;
+/// Counters a drainer keeps to itself and adds to the graph's when it retires (one shared
+/// write per drainer, not per step).
+#[derive(Default)]
+struct Local {
+    executed: u64,
+}
+
+/// One drainer: runs the best enabled step until none is left (see `ready.rs`).
+fn drain(s: &herd::Scope<'_>, sh: &Arc<Shared>) {
+    let mut local = Local::default();
+    let mut batch = Vec::new();
+    while sh.ready.pop_or_retire(|| sh.stopped.load(Ordering::Acquire), &mut batch) {
+        for inst in batch.drain(..) {
+            // After a failure the rest of the batch is discarded, as queued steps are.
+            if !sh.stopped.load(Ordering::Acquire) {
+                run_step(s, sh, &inst, &mut local);
+            }
+        }
     }
-    let ctx = Ctx::new(sh, &inst);
+    sh.executed.fetch_add(local.executed, Ordering::Relaxed);
+}
+
+/// Runs one step and commits its effects (or records its requeue or failure).
+fn run_step(s: &herd::Scope<'_>, sh: &Arc<Shared>, inst: &Arc<Inst>, local: &mut Local) {
+    let ctx = Ctx::new(sh, inst);
     let t0 = sh.now_ns();
     let res = panic::catch_unwind(AssertUnwindSafe(|| inst.run(&ctx)));
-    let t1 = sh.now_ns();
     let fail = |e: FlowError| sh.fail(e);
-    match res {
-        Err(p) => fail(FlowError::Panic {
-            collection: inst.collection.to_string(),
+    let r = match res {
+        Err(p) => {
+            return fail(FlowError::Panic {
+                collection: inst.collection().to_string(),
+                tag: inst.tag(),
+                message: panic_message(&*p),
+            })
+        }
+        Ok(r) => r,
+    };
+    if let Some(e) = ctx.fatal.borrow_mut().take() {
+        return fail(e);
+    }
+    match r {
+        Err(StepError::Failed(e)) => match e.downcast::<FlowError>() {
+            Ok(fe) => fail(*fe),
+            Err(e) => fail(FlowError::Step {
+                collection: inst.collection().to_string(),
+                tag: inst.tag(),
+                error: e.to_string(),
+            }),
+        },
+        _ if ctx.suspended.get() => {
+            let t1 = sh.now_ns();
+            sh.requeued.fetch_add(1, Ordering::Relaxed);
+            sh.requeue_ns.fetch_add(t1 - t0, Ordering::Relaxed);
+            inst.requeues.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(StepError::Missing(m)) => fail(FlowError::Step {
+            // A `Missing` not made by `Ctx::get` of this execution.
+            collection: inst.collection().to_string(),
             tag: inst.tag(),
-            message: panic_message(&*p),
+            error: format!("returned Missing({}[{}]) without a failed get", m.collection, m.key),
         }),
-        Ok(r) => {
-            if let Some(e) = ctx.fatal.borrow_mut().take() {
-                return fail(e);
+        Ok(()) => {
+            let t1 = sh.now_ns();
+            let mut deps = std::mem::take(&mut *ctx.deps.borrow_mut());
+            let mut enabled = Vec::new();
+            if let Err(e) = ctx.commit(&mut enabled) {
+                fail(e);
             }
-            match r {
-                Err(StepError::Failed(e)) => match e.downcast::<FlowError>() {
-                    Ok(fe) => fail(*fe),
-                    Err(e) => fail(FlowError::Step {
-                        collection: inst.collection.to_string(),
-                        tag: inst.tag(),
-                        error: e.to_string(),
-                    }),
-                },
-                _ if ctx.suspended.get() => {
-                    sh.requeued.fetch_add(1, Ordering::Relaxed);
-                    sh.requeue_ns.fetch_add(t1 - t0, Ordering::Relaxed);
-                    inst.requeues.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(StepError::Missing(m)) => fail(FlowError::Step {
-                    // A `Missing` not made by `Ctx::get` of this execution.
-                    collection: inst.collection.to_string(),
+            local.executed += 1;
+            if sh.timeline_on.load(Ordering::Relaxed) {
+                deps.sort_unstable();
+                deps.dedup();
+                lock(&sh.timeline).push(StepRecord {
+                    id: inst.id,
+                    collection: inst.collection().to_string(),
                     tag: inst.tag(),
-                    error: format!("returned Missing({}[{}]) without a failed get", m.collection, m.key),
-                }),
-                Ok(()) => {
-                    let mut deps = std::mem::take(&mut *ctx.deps.borrow_mut());
-                    let mut enabled = Vec::new();
-                    if let Err(e) = ctx.commit(&mut enabled) {
-                        fail(e);
-                    }
-                    sh.executed.fetch_add(1, Ordering::Relaxed);
-                    if sh.timeline_on.load(Ordering::Relaxed) {
-                        deps.sort_unstable();
-                        deps.dedup();
-                        lock(&sh.timeline).push(StepRecord {
-                            id: inst.id,
-                            collection: inst.collection.to_string(),
-                            tag: inst.tag(),
-                            worker: herd::current_thread_index().unwrap_or(0),
-                            start_ns: t0,
-                            end_ns: t1,
-                            requeues: inst.requeues.load(Ordering::Relaxed),
-                            deps,
-                        });
-                    }
-                    let n = enabled.len();
-                    sh.enqueue_all(enabled);
-                    for _ in 0..n {
-                        spawn_job(s, sh);
-                    }
-                }
+                    worker: herd::current_thread_index().unwrap_or(0),
+                    start_ns: t0,
+                    end_ns: t1,
+                    requeues: inst.requeues.load(Ordering::Relaxed),
+                    deps,
+                });
+            }
+            if !enabled.is_empty() {
+                let n = sh.ready.push_all(enabled.into_iter().map(|i| (i.priority, i)));
+                spawn_drainers(s, sh, n);
             }
         }
     }
@@ -328,10 +309,8 @@ impl Graph {
             shared: Arc::new(Shared {
                 name: name.to_string(),
                 discipline: AtomicU8::new(Discipline::default().code()),
-                ready: Mutex::new(BinaryHeap::new()),
-                seq: AtomicU64::new(0),
+                ready: ReadyQueue::new(),
                 next_id: AtomicU64::new(1),
-                waiting: Mutex::new(HashMap::new()),
                 stopped: AtomicBool::new(false),
                 error: Mutex::new(None),
                 prescribed: AtomicU64::new(0),
@@ -420,33 +399,41 @@ impl Graph {
     /// put (they stay prescribed: putting the items and waiting again runs them).
     pub fn wait(&self) -> Result<Stats, FlowError> {
         let sh = &self.shared;
-        sh.workers.store(herd::current_num_threads(), Ordering::Relaxed);
-        loop {
-            let n = lock(&sh.ready).len();
-            if n == 0 || sh.stopped.load(Ordering::Acquire) {
-                break;
-            }
-            herd::scope(|s| {
-                for _ in 0..n {
-                    spawn_job(s, sh);
-                }
-            });
+        let workers = herd::current_num_threads();
+        sh.workers.store(workers, Ordering::Relaxed);
+        // Rounds: steps queued by another thread after a round's drainers retired are run
+        // by the next (protocol in `ready.rs`).
+        while sh.ready.len() > 0 && !sh.stopped.load(Ordering::Acquire) {
+            herd::scope(|s| spawn_drainers(s, sh, sh.ready.start(workers)));
+            let live = sh.ready.close();
+            debug_assert_eq!(live, 0, "the scope ended with a drainer counted");
         }
         if let Some(e) = lock(&sh.error).take() {
-            lock(&sh.ready).clear();
+            drop(sh.ready.clear());
             sh.stopped.store(false, Ordering::Release);
             return Err(e);
         }
-        let waiting: Vec<Arc<Inst>> = lock(&sh.waiting).values().cloned().collect();
-        if !waiting.is_empty() {
-            let mut blocked: Vec<Blocked> = waiting
-                .iter()
-                .map(|i| Blocked {
-                    step_collection: i.collection.to_string(),
-                    tag: i.tag(),
-                    missing: i.missing(),
-                })
-                .collect();
+        let mut waiters = Vec::new();
+        for c in lock(&sh.collections).iter() {
+            c.blocked(&mut waiters);
+        }
+        if !waiters.is_empty() {
+            let mut by_step: HashMap<u64, Blocked> = HashMap::new();
+            for (inst, coll, key) in waiters {
+                by_step
+                    .entry(inst.id)
+                    .or_insert_with(|| Blocked {
+                        step_collection: inst.collection().to_string(),
+                        tag: inst.tag(),
+                        missing: Vec::new(),
+                    })
+                    .missing
+                    .push((coll, key));
+            }
+            let mut blocked: Vec<Blocked> = by_step.into_values().collect();
+            for b in &mut blocked {
+                b.missing.sort();
+            }
             blocked.sort_by(|a, b| (&a.step_collection, &a.tag).cmp(&(&b.step_collection, &b.tag)));
             return Err(FlowError::Unsatisfied(blocked));
         }
@@ -481,8 +468,7 @@ impl Drop for Graph {
     /// Breaks the reference cycles (steps → handles → graph state → waiting steps).
     fn drop(&mut self) {
         let sh = &self.shared;
-        lock(&sh.ready).clear();
-        lock(&sh.waiting).clear();
+        drop(sh.ready.clear());
         for c in lock(&sh.collections).drain(..) {
             c.clear();
         }

@@ -1,21 +1,36 @@
 //! Item collections: single-assignment maps from keys to shared values.
 //!
-//! One mutex per collection guards a map of entries. An entry is created by the first
+//! The collection is a set of shards (a key's hash picks one), each a mutex over a map of
+//! entries, so steps on different cores rarely meet at one lock. Everything below happens
+//! under the lock of the key's shard. (The shards are written here rather than taken from a
+//! concurrent map crate because the waiter registration must happen inside the shard's
+//! critical section, and the protocol is model-checked under loom.) An entry is created by the first
 //! `put` or by the first step that waits for the key; it holds the value (an `Arc`, so a
 //! `get` shares it), the id of the step that produced it, the number of gets left before
 //! it is freed, and the steps waiting for it. A `put` takes the waiters out under the lock
 //! and decrements each one's pending count outside it; the step whose count reaches zero
-//! is enabled.
+//! is enabled. A waiter is counted (its `pending` incremented) under the same lock that
+//! makes it visible to a put, so a put can never decrement a count before its increment;
+//! the prescriber holds one extra count while it probes, so a step cannot be enabled
+//! before all its dependencies were probed (model-checked in `models.rs`).
+//!
+//! The waiter lists are also the record of what blocked steps lack: at quiescence every
+//! step still waiting sits in the list of each absent item it waits for
+//! ([`Collection::blocked`]), so nothing else is kept per step.
 
 use crate::error::FlowError;
 use crate::graph::Shared;
 use crate::step::Inst;
+use crate::sync::{lock, Mutex, MutexGuard, Ordering};
+use crossbeam_utils::CachePadded;
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::HashMap;
 use std::fmt::Debug;
-use std::hash::Hash;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hash};
+use std::sync::{Arc, OnceLock};
+
+/// Shards per collection (a power of two; few under loom, to keep models small).
+const SHARDS: usize = if cfg!(loom) { 2 } else { 64 };
 
 type KeyFn<K> = Box<dyn Fn(&K) -> usize + Send + Sync>;
 
@@ -33,12 +48,23 @@ impl<V> Entry<V> {
     }
 }
 
+/// One shard: entries and the number of values it holds.
+struct Shard<K, V> {
+    map: HashMap<K, Entry<V>>,
+    live: usize,
+}
+
+/// A shard behind its lock, alone on its cache line(s).
+type Locked<K, V> = CachePadded<Mutex<Shard<K, V>>>;
+
 pub(crate) struct ItemColl<K, V> {
     pub(crate) name: Arc<str>,
-    map: Mutex<HashMap<K, Entry<V>>>,
+    shards: Box<[Locked<K, V>]>,
+    /// Picks the shard; fixed keys (deterministic, as loom needs), the maps inside the
+    /// shards have their own random ones.
+    hasher: BuildHasherDefault<DefaultHasher>,
     get_count: OnceLock<KeyFn<K>>,
     consumed_on: OnceLock<KeyFn<K>>,
-    live: AtomicUsize,
 }
 
 /// What a `get` inside a step found.
@@ -54,26 +80,42 @@ where
     K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
     V: Send + Sync + 'static,
 {
-    fn lock(&self) -> MutexGuard<'_, HashMap<K, Entry<V>>> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    pub(crate) fn new(name: &str) -> Self {
+        ItemColl {
+            name: name.into(),
+            shards: (0..SHARDS)
+                .map(|_| CachePadded::new(Mutex::new(Shard { map: HashMap::new(), live: 0 })))
+                .collect(),
+            hasher: BuildHasherDefault::default(),
+            get_count: OnceLock::new(),
+            consumed_on: OnceLock::new(),
+        }
+    }
+
+    /// The locked shard of `key`.
+    fn shard(&self, key: &K) -> MutexGuard<'_, Shard<K, V>> {
+        lock(&self.shards[self.hasher.hash_one(key) as usize % SHARDS])
+    }
+
+    /// Every shard in turn, locked (for whole-collection views).
+    fn each_shard(&self, mut f: impl FnMut(&mut Shard<K, V>)) {
+        for s in self.shards.iter() {
+            f(&mut lock(s));
+        }
     }
 
     /// Puts `value`; steps whose last missing item this was are pushed on `enabled`.
     pub(crate) fn put(
         &self,
-        shared: &Shared,
         key: K,
         value: V,
         producer: u64,
         enabled: &mut Vec<Arc<Inst>>,
     ) -> Result<(), FlowError> {
         let gets = self.get_count.get().map_or(0, |f| f(&key));
-        if let Some(f) = self.consumed_on.get() {
-            shared.record_consumed_on(f(&key));
-        }
         let waiters = {
-            let mut map = self.lock();
-            let entry = match map.entry(key) {
+            let mut shard = self.shard(&key);
+            let entry = match shard.map.entry(key) {
                 MapEntry::Occupied(e) if e.get().put => {
                     return Err(FlowError::DoublePut {
                         collection: self.name.to_string(),
@@ -87,97 +129,125 @@ where
             entry.put = true;
             entry.producer = producer;
             entry.gets_left = gets;
-            self.live.fetch_add(1, Ordering::Relaxed);
-            std::mem::take(&mut entry.waiters)
+            let waiters = std::mem::take(&mut entry.waiters);
+            shard.live += 1;
+            waiters
         };
         for w in waiters {
-            w.satisfied(&self.name);
-            if w.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            if w.release() {
                 enabled.push(w);
             }
         }
         Ok(())
     }
 
+    /// [`put`](Self::put), counting the `consumed_on` answer for the key in `shared`'s stats.
+    pub(crate) fn put_counted(
+        &self,
+        shared: &Shared,
+        key: K,
+        value: V,
+        producer: u64,
+        enabled: &mut Vec<Arc<Inst>>,
+    ) -> Result<(), FlowError> {
+        if let Some(f) = self.consumed_on.get() {
+            shared.record_consumed_on(f(&key));
+        }
+        self.put(key, value, producer, enabled)
+    }
+
     /// Whether `key` was put (and is not already a double put).
     pub(crate) fn is_put(&self, key: &K) -> bool {
-        self.lock().get(key).is_some_and(|e| e.put)
+        self.shard(key).map.get(key).is_some_and(|e| e.put)
     }
 
     /// A step's `get`: the value, or registers `inst` as a waiter.
-    pub(crate) fn get_or_wait(&self, key: &K, inst: &Arc<Inst>, shared: &Shared) -> Got<V> {
-        let mut map = self.lock();
-        match map.get_mut(key) {
+    pub(crate) fn get_or_wait(&self, key: &K, inst: &Arc<Inst>) -> Got<V> {
+        let mut shard = self.shard(key);
+        match shard.map.get_mut(key) {
             Some(e) if e.put => match &e.value {
                 Some(v) => Got::Value(v.clone(), e.producer),
                 None => Got::Freed,
             },
             Some(e) => {
-                Self::register(e, inst, &self.name, key, shared);
+                Self::register(e, inst);
                 Got::Absent
             }
             None => {
                 let mut e = Entry::empty();
-                Self::register(&mut e, inst, &self.name, key, shared);
-                map.insert(key.clone(), e);
+                Self::register(&mut e, inst);
+                shard.map.insert(key.clone(), e);
                 Got::Absent
             }
         }
     }
 
-    fn register(e: &mut Entry<V>, inst: &Arc<Inst>, name: &Arc<str>, key: &K, shared: &Shared) {
-        // Counted before the waiter is visible to a put (both under the collection lock).
+    /// Counts `inst` as waiting for the entry and lists it there; under the shard's lock,
+    /// so the count is up before a put can see the waiter.
+    fn register(e: &mut Entry<V>, inst: &Arc<Inst>) {
         inst.pending.fetch_add(1, Ordering::AcqRel);
-        inst.add_missing(name, format!("{key:?}"));
-        shared.add_waiting(inst);
         e.waiters.push(inst.clone());
     }
 
     /// Dependency probe: `true` if present, else registers `inst` as a waiter.
     pub(crate) fn probe(&self, key: K, inst: &Arc<Inst>) -> bool {
-        let mut map = self.lock();
-        let e = map.entry(key.clone()).or_insert_with(Entry::empty);
+        let mut shard = self.shard(&key);
+        let e = shard.map.entry(key).or_insert_with(Entry::empty);
         if e.put {
             return true;
         }
-        inst.pending.fetch_add(1, Ordering::AcqRel);
-        inst.add_missing(&self.name, format!("{key:?}"));
-        e.waiters.push(inst.clone());
+        Self::register(e, inst);
         false
+    }
+
+    /// Whether the collection frees items after a get-count (else gets are not counted).
+    pub(crate) fn counts_gets(&self) -> bool {
+        self.get_count.get().is_some()
     }
 
     /// Counts one completed get of `key`; frees the value after the last declared one.
     pub(crate) fn count_get(&self, key: &K) {
-        let mut map = self.lock();
-        if let Some(e) = map.get_mut(key) {
+        let mut shard = self.shard(key);
+        if let Some(e) = shard.map.get_mut(key) {
             if e.gets_left > 0 {
                 e.gets_left -= 1;
                 if e.gets_left == 0 && e.value.take().is_some() {
-                    self.live.fetch_sub(1, Ordering::Relaxed);
+                    shard.live -= 1;
                 }
             }
         }
     }
 
     pub(crate) fn clear_waiters(&self) {
-        for e in self.lock().values_mut() {
-            e.waiters.clear();
-        }
+        self.each_shard(|s| s.map.values_mut().for_each(|e| e.waiters.clear()));
     }
 }
 
-/// Type-erased view used by the graph to break reference cycles when it is dropped.
-pub(crate) trait Clear: Send + Sync {
+/// Type-erased view of a collection, for the graph.
+pub(crate) trait Collection: Send + Sync {
+    /// Drops the collection's references to steps (the graph breaks its reference cycles
+    /// — steps → handles → graph state → waiting steps — when it is dropped).
     fn clear(&self);
+    /// Appends `(step, collection, key)` for every step waiting for an absent item.
+    fn blocked(&self, _out: &mut Vec<(Arc<Inst>, String, String)>) {}
 }
 
-impl<K, V> Clear for ItemColl<K, V>
+impl<K, V> Collection for ItemColl<K, V>
 where
     K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
     V: Send + Sync + 'static,
 {
     fn clear(&self) {
         self.clear_waiters();
+    }
+    fn blocked(&self, out: &mut Vec<(Arc<Inst>, String, String)>) {
+        self.each_shard(|s| {
+            for (k, e) in &s.map {
+                for w in &e.waiters {
+                    out.push((w.clone(), self.name.to_string(), format!("{k:?}")));
+                }
+            }
+        });
     }
 }
 
@@ -203,13 +273,7 @@ where
     V: Send + Sync + 'static,
 {
     pub(crate) fn new(name: &str, shared: Arc<Shared>) -> Self {
-        let coll = Arc::new(ItemColl {
-            name: name.into(),
-            map: Mutex::new(HashMap::new()),
-            get_count: OnceLock::new(),
-            consumed_on: OnceLock::new(),
-            live: AtomicUsize::new(0),
-        });
+        let coll = Arc::new(ItemColl::new(name));
         shared.register_collection(coll.clone());
         Items { coll, shared }
     }
@@ -238,14 +302,14 @@ where
     /// next [`Graph::wait`](crate::Graph::wait).
     pub fn put(&self, key: K, value: V) -> Result<(), FlowError> {
         let mut enabled = Vec::new();
-        self.coll.put(&self.shared, key, value, 0, &mut enabled)?;
-        self.shared.enqueue_all(enabled);
+        self.coll.put_counted(&self.shared, key, value, 0, &mut enabled)?;
+        self.shared.queue(enabled);
         Ok(())
     }
 
     /// The item, if it was put and not freed (does not count as a get).
     pub fn get(&self, key: &K) -> Option<Arc<V>> {
-        self.coll.lock().get(key).and_then(|e| e.value.clone())
+        self.coll.shard(key).map.get(key).and_then(|e| e.value.clone())
     }
 
     /// Whether `key` was put (even if freed since).
@@ -255,7 +319,9 @@ where
 
     /// Number of items held (put and not freed by their get-count).
     pub fn len(&self) -> usize {
-        self.coll.live.load(Ordering::Relaxed)
+        let mut n = 0;
+        self.coll.each_shard(|s| n += s.live);
+        n
     }
 
     /// Whether no item is held.

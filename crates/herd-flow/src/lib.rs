@@ -46,7 +46,11 @@
 mod error;
 mod graph;
 mod items;
+#[cfg(all(test, loom))]
+mod models;
+mod ready;
 mod step;
+mod sync;
 mod tags;
 pub mod timeline;
 mod tuner;

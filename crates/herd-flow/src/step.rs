@@ -9,13 +9,13 @@
 use crate::error::{FlowError, Missing, StepError};
 use crate::graph::Shared;
 use crate::items::{Got, Items};
+use crate::sync::{AtomicU32, AtomicUsize, Ordering};
 use crate::tags::Tags;
 use crate::tuner::Tuner;
 use std::cell::{Cell, RefCell};
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicU32, AtomicUsize};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub(crate) type StepFn<K> = Box<dyn Fn(&K, &Ctx<'_>) -> Result<(), StepError> + Send + Sync>;
 
@@ -29,6 +29,8 @@ pub(crate) struct StepColl<K> {
 pub(crate) trait Body: Send + Sync {
     fn run(&self, ctx: &Ctx<'_>) -> Result<(), StepError>;
     fn tag(&self) -> String;
+    /// The step collection's name.
+    fn collection(&self) -> &str;
 }
 
 struct StepBody<K> {
@@ -43,43 +45,43 @@ impl<K: Debug + Send + Sync> Body for StepBody<K> {
     fn tag(&self) -> String {
         format!("{:?}", self.tag)
     }
+    fn collection(&self) -> &str {
+        &self.coll.name
+    }
 }
 
-/// One prescribed step: a step collection and a tag.
-pub(crate) struct Inst {
+/// One prescribed step: a step collection and a tag, in one allocation with its scheduling
+/// state (`Arc<InstOf<StepBody<K>>>` coerces to `Arc<Inst>`).
+pub(crate) struct InstOf<B: ?Sized> {
     pub(crate) id: u64,
-    pub(crate) collection: Arc<str>,
     pub(crate) priority: i64,
     /// Items still missing (dependency counting) or 1 while suspended on a get.
     pub(crate) pending: AtomicUsize,
     pub(crate) requeues: AtomicU32,
-    missing: Mutex<Vec<(Arc<str>, String)>>,
-    body: Box<dyn Body>,
+    body: B,
 }
 
+/// A step instance of any tag type.
+pub(crate) type Inst = InstOf<dyn Body>;
+
 impl Inst {
+    /// A step instance with `pending` = 1 (the prescriber's count, see `items.rs`).
+    pub(crate) fn new_arc(id: u64, priority: i64, body: impl Body + 'static) -> Arc<Inst> {
+        Arc::new(InstOf { id, priority, pending: AtomicUsize::new(1), requeues: AtomicU32::new(0), body })
+    }
+
     pub(crate) fn tag(&self) -> String {
         self.body.tag()
     }
 
-    pub(crate) fn add_missing(&self, coll: &Arc<str>, key: String) {
-        self.missing.lock().unwrap_or_else(|e| e.into_inner()).push((coll.clone(), key));
+    /// The step collection's name.
+    pub(crate) fn collection(&self) -> &str {
+        self.body.collection()
     }
 
-    /// One missing item of `coll` was put. Which key does not matter for the diagnosis
-    /// of steps that stay blocked: it removes the first record of that collection.
-    pub(crate) fn satisfied(&self, coll: &Arc<str>) {
-        let mut m = self.missing.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = m.iter().position(|(c, _)| Arc::ptr_eq(c, coll)) {
-            m.swap_remove(i);
-        }
-    }
-
-    pub(crate) fn missing(&self) -> Vec<(String, String)> {
-        let m = self.missing.lock().unwrap_or_else(|e| e.into_inner());
-        let mut v: Vec<_> = m.iter().map(|(c, k)| (c.to_string(), k.clone())).collect();
-        v.sort();
-        v
+    /// Drops one pending count; `true` when it was the last (the step is enabled).
+    pub(crate) fn release(&self) -> bool {
+        self.pending.fetch_sub(1, Ordering::AcqRel) == 1
     }
 
     pub(crate) fn run(&self, ctx: &Ctx<'_>) -> Result<(), StepError> {
@@ -123,23 +125,12 @@ impl<K: Clone + Debug + Send + Sync + 'static> Steps<K> {
         if use_deps {
             c.tuner.depends(&tag, &mut deps);
         }
-        let inst = Arc::new(Inst {
-            id: shared.next_id(),
-            collection: c.name.clone(),
-            priority,
-            pending: AtomicUsize::new(1),
-            requeues: AtomicU32::new(0),
-            missing: Mutex::new(Vec::new()),
-            body: Box::new(StepBody { coll: c.clone(), tag }),
-        });
+        let inst = Inst::new_arc(shared.next_id(), priority, StepBody { coll: c.clone(), tag });
         shared.prescribed();
-        if !deps.is_empty() {
-            shared.add_waiting(&inst);
-        }
         for probe in deps.probes {
             probe(&inst);
         }
-        if inst.pending.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+        if inst.release() {
             enabled.push(inst);
         }
     }
@@ -179,14 +170,16 @@ impl<'a> Ctx<'a> {
         V: Send + Sync + 'static,
     {
         let missing = || Missing { collection: items.coll.name.to_string(), key: format!("{key:?}") };
-        match items.coll.get_or_wait(key, self.inst, self.shared) {
+        match items.coll.get_or_wait(key, self.inst) {
             Got::Value(v, producer) => {
                 if producer != 0 {
                     self.deps.borrow_mut().push(producer);
                 }
-                let coll = items.coll.clone();
-                let key = key.clone();
-                self.gets.borrow_mut().push(Box::new(move || coll.count_get(&key)));
+                if items.coll.counts_gets() {
+                    let coll = items.coll.clone();
+                    let key = key.clone();
+                    self.gets.borrow_mut().push(Box::new(move || coll.count_get(&key)));
+                }
                 Ok(v)
             }
             Got::Absent => {
@@ -219,7 +212,7 @@ impl<'a> Ctx<'a> {
             });
         }
         let coll = items.coll.clone();
-        self.puts.borrow_mut().push(Box::new(move |sh, id, en| coll.put(sh, key, value, id, en)));
+        self.puts.borrow_mut().push(Box::new(move |sh, id, en| coll.put_counted(sh, key, value, id, en)));
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! Tag collections: putting a tag prescribes one step of every attached step collection.
 
 use crate::graph::Shared;
-use crate::items::Clear;
+use crate::items::Collection;
 use crate::step::{Inst, Steps};
 use std::collections::HashSet;
 use std::fmt::Debug;
@@ -16,7 +16,7 @@ pub(crate) struct TagColl<K> {
     memo: Mutex<Option<HashSet<K>>>,
 }
 
-impl<K: Send + Sync> Clear for TagColl<K> {
+impl<K: Send + Sync> Collection for TagColl<K> {
     fn clear(&self) {
         self.prescribes.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
@@ -72,7 +72,7 @@ where
     pub fn put(&self, tag: K) {
         let mut enabled = Vec::new();
         self.prescribe_into(&self.shared, tag, &mut enabled);
-        self.shared.enqueue_all(enabled);
+        self.shared.queue(enabled);
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<Arc<Prescriber<K>>>> {

@@ -219,3 +219,52 @@ fn requeues_are_counted_in_the_timeline() {
     let r0 = recs.iter().find(|r| r.tag == "0").unwrap();
     assert_eq!((r1.requeues, r1.deps.clone()), (1, vec![r0.id]));
 }
+
+struct SameKey(Items<u64, u64>);
+impl Tuner<u64> for SameKey {
+    fn depends(&self, &t: &u64, deps: &mut Deps) {
+        deps.item(&self.0, t);
+    }
+}
+
+/// The environment puts items from another thread while `wait` runs: whatever the first
+/// `wait` found, the next one (after the producer is done) runs every step exactly once.
+#[test]
+fn environment_puts_from_another_thread_during_wait() {
+    for round in 0..20 {
+        let g = Graph::new("env");
+        let x = g.items::<u64, u64>("x");
+        let y = g.items::<u64, u64>("y");
+        let t = g.tags::<u64>("t");
+        let (x2, y2) = (x.clone(), y.clone());
+        let step = g.steps_tuned("inc", SameKey(x.clone()), move |&k: &u64, ctx| -> Result<(), StepError> {
+            let v = *ctx.get(&x2, &k)?;
+            ctx.put(&y2, k, v + 1)?;
+            Ok(())
+        });
+        t.prescribes(&step);
+        let n = 2000u64;
+        for k in 0..n {
+            t.put(k);
+        }
+        // Half the items before, half from another thread during the first wait.
+        for k in 0..n / 2 {
+            x.put(k, k).unwrap();
+        }
+        let producer = {
+            let x = x.clone();
+            std::thread::spawn(move || {
+                for k in n / 2..n {
+                    x.put(k, k).unwrap();
+                }
+            })
+        };
+        let first = common::pool2().install(|| g.wait());
+        producer.join().unwrap();
+        let stats = common::pool2().install(|| g.wait()).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(stats.executed, n, "round {round} (first wait: {:?})", first.map(|s| s.executed));
+        for k in 0..n {
+            assert_eq!(y.get(&k).as_deref(), Some(&(k + 1)), "round {round}, key {k}");
+        }
+    }
+}

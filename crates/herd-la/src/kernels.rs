@@ -8,8 +8,12 @@
 //! | GEMM    | `A_ij ← A_ij − A_ik A_jkᵀ`                  |
 //!
 //! Two backends: [`Backend::Faer`] (always available, `Par::Seq`, i.e. single-threaded) and,
-//! with the `openblas` cargo feature, [`Backend::OpenBlas`] (the system `libopenblas`; link the
-//! serial build, e.g. Debian `libopenblas-serial-dev`, to keep each kernel on one core).
+//! with the `openblas` cargo feature, [`Backend::OpenBlas`] (the system `libopenblas`, e.g.
+//! Debian `libopenblas-serial-dev`). Each kernel must stay on its core: the library the dynamic
+//! loader picks at run time may be a threaded build even when the serial one was linked
+//! (Debian's alternatives point `libopenblas.so.0` at `libopenblas0-pthread` once that is
+//! installed), so on first use the backend asks OpenBLAS whether it is threaded and, if so,
+//! sets its thread count to 1 (process-wide).
 //!
 //! The view-level faer kernels ([`faer_potrf`], [`faer_trsm`], [`faer_syrk`], [`faer_gemm`])
 //! accept any strides; the [`Backend`] methods operate on [`Tile`]s and check shapes, returning
@@ -189,6 +193,10 @@ mod openblas {
 
     #[link(name = "openblas")]
     extern "C" {
+        fn openblas_get_parallel() -> c_int;
+        fn openblas_set_num_threads(n: c_int);
+        #[cfg(test)]
+        fn openblas_get_num_threads() -> c_int;
         fn dpotrf_(uplo: *const c_char, n: *const c_int, a: *mut f64, lda: *const c_int, info: *mut c_int);
         fn dtrsm_(
             side: *const c_char,
@@ -232,6 +240,17 @@ mod openblas {
         );
     }
 
+    /// Keeps OpenBLAS on the calling core (see the module documentation); once per process.
+    fn single_threaded() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: OpenBLAS's own C functions, without arguments or with a positive count.
+        ONCE.call_once(|| unsafe {
+            if openblas_get_parallel() != 0 {
+                openblas_set_num_threads(1);
+            }
+        });
+    }
+
     fn int(x: usize) -> Result<c_int, LaError> {
         c_int::try_from(x).map_err(|_| mismatch("dimension does not fit a 32-bit BLAS integer"))
     }
@@ -247,6 +266,7 @@ mod openblas {
     const T: c_char = b'T' as c_char;
 
     pub(super) fn potrf(a: &mut Tile) -> Result<Result<(), usize>, LaError> {
+        single_threaded();
         let (n, lda) = (int(a.cols())?, ld(a)?);
         if n == 0 {
             return Ok(Ok(()));
@@ -260,6 +280,7 @@ mod openblas {
     }
 
     pub(super) fn trsm(l: &Tile, a: &mut Tile) -> Result<(), LaError> {
+        single_threaded();
         let (m, n, ldl, lda) = (int(a.rows())?, int(a.cols())?, ld(l)?, ld(a)?);
         if m == 0 || n == 0 {
             return Ok(());
@@ -275,6 +296,7 @@ mod openblas {
     }
 
     pub(super) fn syrk(a: &Tile, c: &mut Tile) -> Result<(), LaError> {
+        single_threaded();
         let (n, k, lda, ldc) = (int(c.rows())?, int(a.cols())?, ld(a)?, ld(c)?);
         if n == 0 {
             return Ok(());
@@ -290,6 +312,7 @@ mod openblas {
     }
 
     pub(super) fn gemm(a: &Tile, b: &Tile, c: &mut Tile) -> Result<(), LaError> {
+        single_threaded();
         let (m, n, k) = (int(c.rows())?, int(c.cols())?, int(a.cols())?);
         let (lda, ldb, ldc) = (ld(a)?, ld(b)?, ld(c)?);
         if m == 0 || n == 0 {
@@ -317,5 +340,22 @@ mod openblas {
             )
         };
         Ok(())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// Holds whichever OpenBLAS build the loader picked (CI installs both Debian's serial
+        /// and pthread builds; the alternatives then pick the pthread one).
+        #[test]
+        fn kernels_keep_openblas_on_one_thread() {
+            let (a, b) = (Tile::zeros(8, 8), Tile::zeros(8, 8));
+            let mut c = Tile::zeros(8, 8);
+            gemm(&a, &b, &mut c).unwrap();
+            // SAFETY: OpenBLAS's own C functions, without arguments.
+            let (parallel, threads) = unsafe { (openblas_get_parallel(), openblas_get_num_threads()) };
+            assert_eq!(threads, 1, "OpenBLAS build {parallel} (0 serial, 1 pthreads, 2 OpenMP)");
+        }
     }
 }
