@@ -298,8 +298,9 @@ where
         &self.coll.name
     }
 
-    /// Puts an item from the environment. Steps waiting for it become enabled and run at the
-    /// next [`Graph::wait`](crate::Graph::wait).
+    /// Puts an item from the environment. Steps waiting for it become enabled; a
+    /// [`Graph::wait`](crate::Graph::wait) in progress (the put may come from another thread)
+    /// runs them if it has not returned yet, else the next one does.
     pub fn put(&self, key: K, value: V) -> Result<(), FlowError> {
         let mut enabled = Vec::new();
         self.coll.put_counted(&self.shared, key, value, 0, &mut enabled)?;

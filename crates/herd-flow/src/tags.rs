@@ -68,7 +68,9 @@ where
         self
     }
 
-    /// Puts a tag from the environment; its steps run at the next [`Graph::wait`](crate::Graph::wait).
+    /// Puts a tag from the environment; its steps are run by a [`Graph::wait`](crate::Graph::wait)
+    /// in progress (the put may come from another thread) if it has not returned yet, else by
+    /// the next one.
     pub fn put(&self, tag: K) {
         let mut enabled = Vec::new();
         self.prescribe_into(&self.shared, tag, &mut enabled);

@@ -22,6 +22,7 @@
 //! so there is no invariant a panic could break.
 
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use faer::{Mat, MatMut, MatRef};
@@ -370,6 +371,25 @@ impl TiledMatrix {
     /// The first NaN or infinite element of the lower triangle (including the diagonal) in
     /// column-major order, as global `(row, col)`.
     pub fn first_non_finite_lower(&self) -> Option<(usize, usize)> {
+        // Fast pass over whole tiles (a non-finite entry above the diagonal of a diagonal tile
+        // only sends us to the exact search below, which looks at the lower triangle alone).
+        // One herd job per tile column, on the current pool: the pass is memory-bound and two
+        // cores scan faster than one.
+        let suspect = AtomicBool::new(false);
+        herd::scope(|s| {
+            for j in 0..self.nt {
+                let suspect = &suspect;
+                s.spawn(move |_| {
+                    if (j..self.mt).any(|i| any_non_finite(&self.tile(i, j).data)) {
+                        suspect.store(true, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        let suspect = suspect.into_inner();
+        if !suspect {
+            return None;
+        }
         for j in 0..self.nt {
             for c in 0..self.tile_cols(j) {
                 let col = j * self.nb + c;
@@ -386,5 +406,43 @@ impl TiledMatrix {
             }
         }
         None
+    }
+}
+
+/// Whether `data` holds a NaN or an infinity. `x * 0.0` is 0 for finite `x` and NaN otherwise,
+/// so a sum of them is NaN exactly when one is not finite; eight independent sums make the
+/// loop branch-free and vectorizable (a plain `iter().any(..)` scans one element per cycle,
+/// which cost 5 % of a 2-core factorization of n = 4000).
+fn any_non_finite(data: &[f64]) -> bool {
+    let mut acc = [0.0f64; 8];
+    let chunks = data.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += x * 0.0;
+        }
+    }
+    let tail: f64 = rest.iter().map(|&x| x * 0.0).sum();
+    (acc.iter().sum::<f64>() + tail).is_nan()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::any_non_finite;
+
+    #[test]
+    fn non_finite_found_anywhere() {
+        for len in [0, 1, 7, 8, 9, 17, 64] {
+            let v = vec![1.5f64; len];
+            assert!(!any_non_finite(&v));
+            for pos in 0..len {
+                for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                    let mut w = v.clone();
+                    w[pos] = bad;
+                    assert!(any_non_finite(&w), "len {len} pos {pos} {bad}");
+                }
+            }
+        }
+        assert!(!any_non_finite(&[f64::MAX, f64::MIN, -0.0, f64::MIN_POSITIVE]));
     }
 }
