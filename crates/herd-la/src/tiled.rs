@@ -369,7 +369,8 @@ impl TiledMatrix {
     }
 
     /// The first NaN or infinite element of the lower triangle (including the diagonal) in
-    /// column-major order, as global `(row, col)`.
+    /// column-major order, as global `(row, col)`. Scans on the current herd pool (the global
+    /// pool outside any).
     pub fn first_non_finite_lower(&self) -> Option<(usize, usize)> {
         // Fast pass over whole tiles (a non-finite entry above the diagonal of a diagonal tile
         // only sends us to the exact search below, which looks at the lower triangle alone).
