@@ -44,19 +44,22 @@ impl<T> ReadyQueue<T> {
     }
 
     /// Queues `(priority, step)` pairs; returns how many drainers the caller must spawn (they
-    /// are already counted).
-    /// Only a drainer may call this (it pops again before retiring, so the steps cannot be
-    /// stranded even when no drainer is added).
+    /// are already counted). Only a drainer may call this (it pops again before retiring, so the
+    /// steps cannot be stranded even when no drainer is added).
     pub(crate) fn push_all(&self, steps: impl IntoIterator<Item = (i64, T)>) -> usize {
-        self.queue_all(steps);
-        Self::grow(&mut lock(&self.inner))
+        let mut q = lock(&self.inner);
+        Self::enqueue(&mut q, steps);
+        Self::grow(&mut q)
     }
 
     /// Queues `(priority, step)` pairs without starting drainers: for pushers that are not
     /// drainers (the environment, possibly during a `wait`). A live drainer or the `wait`'s
     /// next round runs them.
     pub(crate) fn queue_all(&self, steps: impl IntoIterator<Item = (i64, T)>) {
-        let mut q = lock(&self.inner);
+        Self::enqueue(&mut lock(&self.inner), steps);
+    }
+
+    fn enqueue(q: &mut Inner<T>, steps: impl IntoIterator<Item = (i64, T)>) {
         for (p, s) in steps {
             q.buckets.entry(p).or_default().push_back(s);
             q.len += 1;
