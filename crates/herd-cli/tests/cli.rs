@@ -4,41 +4,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `herd` with every inherited `HERD_*` variable removed.
-fn herd(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd"));
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("HERD_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.args(args);
-    cmd
-}
+mod common;
 
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("herd runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(cmd: &mut Command) -> Output {
-    let o = run(cmd);
-    assert!(o.status.success(), "{:?} failed: {}\n{}", cmd, stderr(&o), stdout(&o));
-    o
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("herd-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_file(&p);
-    p
-}
+use common::{herd, ok, run, stderr, stdout, tmp};
 
 fn json_file(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("json written")).expect("valid JSON")

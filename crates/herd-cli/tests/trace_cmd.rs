@@ -2,33 +2,10 @@
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-/// `herd` with every inherited `HERD_*` variable removed.
-fn herd(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_herd"));
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("HERD_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.args(args);
-    cmd
-}
+mod common;
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(cmd: &mut Command) -> Output {
-    let o = cmd.output().expect("herd runs");
-    assert!(o.status.success(), "{:?} failed: {}\n{}", cmd, stderr(&o), stdout(&o));
-    o
-}
+use common::{herd, ok, stderr, stdout, tmp};
 
 /// Runs `herd args`, expecting exit status 2 and a `herd: ` message containing `needle`.
 fn fails(args: &[&str], needle: &str) {
@@ -37,12 +14,6 @@ fn fails(args: &[&str], needle: &str) {
     assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
     assert!(e.starts_with("herd: ") && e.contains(needle), "{args:?}: {e}");
     assert!(!e.contains("panicked"), "{e}");
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("herd-trace-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_file(&p);
-    p
 }
 
 fn write(name: &str, v: &Value) -> PathBuf {
