@@ -197,6 +197,16 @@ where
             .label(text.clone())
             .legend(move |(x, yy)| PathElement::new([(x, yy), (x + 12, yy)], style));
     }
+    legend(&mut chart)
+}
+
+/// The legend box of every chart here: upper right, on a translucent white background.
+fn legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
@@ -248,13 +258,7 @@ where
                     .label(text.clone())
                     .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], style));
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font((FONT, 13))
-                .draw()?;
+            legend(&mut chart)?;
         }};
     }
     if l.log_x {
