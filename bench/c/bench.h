@@ -185,4 +185,16 @@ static inline void summarize(double *v, int n, double *med, double *min, double 
     *max = v[n - 1];
 }
 
+/* Prints the median of the timed samples t[0..samples) in seconds with
+ * emit_omp, adding their "min", "max" and "samples" ahead of `more` (further
+ * JSON members, each starting with a comma). Sorts t. */
+static inline void emit_omp_samples(const char *bench, const char *case_, int threads, double *t, int samples,
+                                    int bound, const char *more) {
+    double med, min, max;
+    summarize(t, samples, &med, &min, &max);
+    char extra[320];
+    snprintf(extra, sizeof extra, ",\"min\":%.9g,\"max\":%.9g,\"samples\":%d%s", min, max, samples, more);
+    emit_omp(bench, case_, threads, med, "s", bound, extra);
+}
+
 #endif
