@@ -357,6 +357,27 @@ pub fn find_libomp() -> Option<std::path::PathBuf> {
     candidates.into_iter().find(|p| p.is_file())
 }
 
+/// The OpenMP environment of a benchmark child (`threads` threads, bound to cores; harmless for
+/// programs that are not OpenMP), with `lib_dir` put first on `LD_LIBRARY_PATH` when given (to
+/// load another `libgomp.so.1`).
+pub fn omp_env(threads: usize, lib_dir: Option<&std::path::Path>) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("OMP_NUM_THREADS".to_string(), threads.to_string()),
+        ("OMP_PROC_BIND".to_string(), "true".to_string()),
+        ("OMP_PLACES".to_string(), "cores".to_string()),
+    ];
+    if let Some(dir) = lib_dir {
+        let mut path = dir.display().to_string();
+        if let Ok(old) = std::env::var("LD_LIBRARY_PATH") {
+            if !old.is_empty() {
+                path = format!("{path}:{old}");
+            }
+        }
+        env.push(("LD_LIBRARY_PATH".to_string(), path));
+    }
+    env
+}
+
 /// A directory (`<c_dir>/libomp-as-libgomp`, absolute) in which
 /// `libgomp.so.1` is a symlink to `lib` (LLVM's libomp implements libgomp's
 /// ABI), for `LD_LIBRARY_PATH`. Exits via [`fail`] if it cannot be made.

@@ -18,7 +18,8 @@
 //! the driver checks it.
 
 use herd_bench::{
-    fail, find_libomp, first_output_line, make_shim, parse_records, read_trimmed, Args, Record, Summary,
+    fail, find_libomp, first_output_line, make_shim, omp_env, parse_records, read_trimmed, Args, Record,
+    Summary,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -377,26 +378,6 @@ fn contenders(s: &Settings, p: &Paths) -> Vec<Contender> {
         ));
     }
     v
-}
-
-/// The OpenMP environment every contender gets (harmless for the Rust ones),
-/// plus `LD_LIBRARY_PATH` for libomp.
-fn omp_env(threads: usize, shim: Option<&Path>) -> Vec<(String, String)> {
-    let mut env = vec![
-        ("OMP_NUM_THREADS".to_string(), threads.to_string()),
-        ("OMP_PROC_BIND".to_string(), "true".to_string()),
-        ("OMP_PLACES".to_string(), "cores".to_string()),
-    ];
-    if let Some(dir) = shim {
-        let mut path = dir.display().to_string();
-        if let Ok(old) = std::env::var("LD_LIBRARY_PATH") {
-            if !old.is_empty() {
-                path = format!("{path}:{old}");
-            }
-        }
-        env.push(("LD_LIBRARY_PATH".to_string(), path));
-    }
-    env
 }
 
 /// The contenders in round `round`'s order: rotated by the round number, so

@@ -47,7 +47,8 @@
 
 use herd_bench::chart::{self, Bars, Panel, PALETTE};
 use herd_bench::{
-    fail, find_libomp, fmt, fmt_opt, make_shim, parse_records, ratio, read_trimmed, Args, Record, Summary,
+    fail, find_libomp, fmt, fmt_opt, make_shim, omp_env, parse_records, ratio, read_trimmed, Args, Record,
+    Summary,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -465,22 +466,8 @@ fn runtimes(
     herd_preload: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Vec<Runtime> {
-    let omp = vec![
-        ("OMP_NUM_THREADS".to_string(), s.threads.to_string()),
-        ("OMP_PROC_BIND".to_string(), "true".to_string()),
-        ("OMP_PLACES".to_string(), "cores".to_string()),
-    ];
-    let with_ld_path = |dir: &Path| {
-        let mut env = omp.clone();
-        let mut path = dir.display().to_string();
-        if let Ok(old) = std::env::var("LD_LIBRARY_PATH") {
-            if !old.is_empty() {
-                path = format!("{path}:{old}");
-            }
-        }
-        env.push(("LD_LIBRARY_PATH".to_string(), path));
-        env
-    };
+    let omp = omp_env(s.threads, None);
+    let with_ld_path = |dir: &Path| omp_env(s.threads, Some(dir));
     let probe = paths.c_dir.join("omp_fib");
     let mut v = Vec::new();
     for name in RUNTIMES {
