@@ -28,10 +28,9 @@
 
 #![warn(missing_docs)]
 
-mod barrier;
+mod block;
 pub mod config;
 mod error;
-mod feb;
 pub mod measure;
 pub mod placement;
 mod pool;
@@ -44,10 +43,9 @@ pub mod topology;
 pub mod trace;
 pub mod ult;
 
-pub use barrier::Barrier;
+pub use block::{Barrier, Feb};
 pub use config::{Bind, Config, Dispatch, DisplayEnv, Sched, ShepherdLevel, Throttle, WaitPolicy};
 pub use error::{Error, Result};
-pub use feb::Feb;
 pub use pool::{
     current_num_threads, current_thread_index, global, join, scope, BroadcastContext, Pool, PoolBuilder,
     PoolInfo, RegionTiming, Schedule, Scope, ShepherdInfo, WorkerInfo,

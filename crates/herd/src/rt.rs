@@ -18,8 +18,9 @@
 //! wake-up cannot be lost (the protocol of the region post/acknowledgement,
 //! model-checked in `sync::parker`).
 
-use crate::pool::{current_registry, Registry};
+use crate::pool::{slot_in, with_current, Registry};
 use crate::pool::{BroadcastContext, Pool};
+pub use crate::sync::Observe;
 use std::sync::Arc;
 
 /// Runs `f` with the calling thread as `pool`'s master (participant 0),
@@ -98,22 +99,7 @@ pub unsafe fn broadcast_raw(
 /// [`PoolHandle::wake`] with its index); on any other thread this spins,
 /// then yields.
 pub fn wait_until(done: impl Fn(bool) -> bool) {
-    let (reg, slot) = current_registry();
-    if reg.is_null() {
-        let mut spins = 0u32;
-        while !done(spins >= 64) {
-            if spins < 64 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-        return;
-    }
-    // SAFETY: the calling thread occupies `slot` of this live registry.
-    let reg = unsafe { &*reg };
-    reg.wait_until(Some(slot), reg.parker(slot), done);
+    crate::pool::wait_current(done)
 }
 
 /// Makes `data` runnable as a job of the calling participant's pool: pushed
@@ -127,16 +113,9 @@ pub fn wait_until(done: impl Fn(bool) -> bool) {
 /// pool, at some later time; `data` must stay valid until then, and running it
 /// must be sound on any thread (`Send`).
 pub unsafe fn push(data: *const (), run: unsafe fn(*const ())) -> bool {
-    let (reg, slot) = current_registry();
-    if reg.is_null() {
-        return false;
-    }
-    // SAFETY: the calling thread occupies `slot` of this live registry.
-    let reg = unsafe { &*reg };
     // SAFETY: the caller's contract.
     let job = unsafe { crate::sched::JobRef::new(data, run) };
-    reg.push_job(slot, job);
-    true
+    with_current(|cur| cur.map(|(reg, slot)| reg.push_job(slot, job)).is_some())
 }
 
 /// Jobs queued on the calling participant's own deque (0 off the pool):
@@ -144,30 +123,22 @@ pub unsafe fn push(data: *const (), run: unsafe fn(*const ())) -> bool {
 /// (lazy task creation).
 #[inline]
 pub fn local_queue_len() -> usize {
-    let (reg, slot) = current_registry();
-    if reg.is_null() {
-        return 0;
-    }
-    // SAFETY: the calling thread occupies `slot` of this live registry.
-    unsafe { crate::sched::Scheduler::local_len(&(*reg).sched, slot) }
+    // SAFETY: the calling thread occupies `slot` of `reg`.
+    with_current(|cur| {
+        cur.map_or(0, |(reg, slot)| unsafe { crate::sched::Scheduler::local_len(&reg.sched, slot) })
+    })
 }
 
 /// Runs one queued job of the calling participant's pool, if there is one
 /// (its own newest first, else a stolen one). Returns whether it ran a job.
 pub fn run_one() -> bool {
-    let (reg, slot) = current_registry();
-    if reg.is_null() {
-        return false;
-    }
-    // SAFETY: the calling thread occupies `slot` of this live registry.
-    let reg = unsafe { &*reg };
-    match reg.find_work(slot) {
-        Some(job) => {
+    with_current(|cur| match cur.and_then(|(reg, slot)| Some((reg, slot, reg.find_work(slot)?))) {
+        Some((reg, slot, job)) => {
             reg.run_job(slot, job);
             true
         }
         None => false,
-    }
+    })
 }
 
 /// A shareable handle on a pool's participants, for waking them.
@@ -199,6 +170,6 @@ impl PoolHandle {
     /// True when the calling thread is a participant of this pool.
     #[inline]
     pub fn is_current(&self) -> bool {
-        std::ptr::eq(current_registry().0, &*self.reg)
+        slot_in(&self.reg).is_some()
     }
 }

@@ -17,7 +17,8 @@
 //! jobs meanwhile. If `a` panicked, `b` is not started if still local (or
 //! awaited if stolen) and the panic continues to the caller.
 
-use super::registry::{current, Registry};
+use super::registry::Registry;
+use super::worker::with_current;
 use crate::sched::{JobResult, Reclaim, Scheduler, StackJob};
 use crate::sync::SetLatch;
 use std::panic::{self, AssertUnwindSafe};
@@ -35,12 +36,10 @@ where
     RA: Send,
     RB: Send,
 {
-    let (reg, slot) = current();
-    if reg.is_null() {
-        return join_outside(a, b);
-    }
-    // SAFETY: the thread occupies `slot` of `*reg`, which stays alive while it does.
-    unsafe { join_in(&*reg, slot, a, b) }
+    with_current(|cur| match cur {
+        Some((reg, slot)) => join_in(reg, slot, a, b),
+        None => join_outside(a, b),
+    })
 }
 
 /// `join` from a thread outside any pool: enter the global pool as master.
@@ -57,7 +56,7 @@ where
 }
 
 #[inline(always)]
-unsafe fn join_in<A, B, RA, RB>(reg: &Registry, slot: usize, a: A, b: B) -> (RA, RB)
+fn join_in<A, B, RA, RB>(reg: &Registry, slot: usize, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,

@@ -25,7 +25,8 @@
 //! [`join`](super::join()) instead, so idle participants can still help.
 
 use super::region::block;
-use super::registry::{current, Registry};
+use super::registry::Registry;
+use super::worker::with_current;
 use crossbeam_utils::CachePadded;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -294,7 +295,7 @@ fn adaptive_share(
 fn split_with_join(range: Range<usize>, grain: usize, body: &Body<'_>) {
     let len = range.end - range.start;
     if len <= grain {
-        let (_, slot) = current();
+        let slot = with_current(|cur| cur.map_or(0, |(_, slot)| slot));
         body(slot, range);
         return;
     }

@@ -7,13 +7,17 @@
 //! workers are participants `1..n`.
 
 mod builder;
+mod idle;
 mod info;
 mod join;
 mod loops;
+mod master;
+mod port;
 mod region;
 mod registry;
 mod report;
 mod scope;
+mod worker;
 
 pub use builder::PoolBuilder;
 pub use info::{PoolInfo, ShepherdInfo, WorkerInfo};
@@ -22,12 +26,11 @@ pub use loops::Schedule;
 pub use region::{BroadcastContext, RegionTiming};
 pub use scope::{scope, Scope};
 
-use crate::sched::StackJob;
-use crate::sync::LockLatch;
-use registry::{current, Occupancy};
-pub(crate) use registry::{current as current_registry, Registry};
+pub(crate) use idle::wait_current;
+pub(crate) use registry::Registry;
 use std::ops::Range;
-use std::sync::{Arc, OnceLock, TryLockError};
+use std::sync::{Arc, OnceLock};
+pub(crate) use worker::{current_arc, slot_in, with_current};
 
 /// A pool of participants; see the crate documentation.
 pub struct Pool {
@@ -260,83 +263,6 @@ impl Drop for Pool {
     }
 }
 
-impl Registry {
-    /// Runs `f` as a participant of this registry: directly if the calling
-    /// thread already is one, else as the master (slot 0) if the master lock
-    /// is free, else — another thread is master — by handing `f` to the
-    /// workers and blocking until it has run.
-    pub(crate) fn enter<F, R>(self: &Arc<Registry>, f: F) -> R
-    where
-        F: FnOnce() -> R + Send,
-        R: Send,
-    {
-        let (cur, _) = current();
-        if std::ptr::eq(cur, &**self) {
-            return f();
-        }
-        let guard = match self.master_lock.try_lock() {
-            Ok(guard) => guard,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) if self.dispatch.persistent() && self.num_threads() > 1 => {
-                return self.inject_and_wait(f);
-            }
-            Err(TryLockError::WouldBlock) => self.master_lock.lock().unwrap_or_else(|e| e.into_inner()),
-        };
-        let r = self.as_master(f);
-        drop(guard);
-        r
-    }
-
-    /// Like [`Registry::enter`] for closures that need not be `Send`: a thread
-    /// that cannot become the master waits for the master lock.
-    pub(crate) fn enter_local<R>(&self, f: impl FnOnce() -> R) -> R {
-        let (cur, _) = current();
-        if std::ptr::eq(cur, self) {
-            return f();
-        }
-        let guard = self.master_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let r = self.as_master(f);
-        drop(guard);
-        r
-    }
-
-    /// Like [`Registry::enter_local`], but returns `Err(f)` at once when
-    /// another thread holds the master role.
-    pub(crate) fn try_enter_local<R, F: FnOnce() -> R>(&self, f: F) -> Result<R, F> {
-        let (cur, _) = current();
-        if std::ptr::eq(cur, self) {
-            return Ok(f());
-        }
-        let guard = match self.master_lock.try_lock() {
-            Ok(g) => g,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => return Err(f),
-        };
-        let r = self.as_master(f);
-        drop(guard);
-        Ok(r)
-    }
-
-    fn as_master<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.bind_master_once();
-        let _occ = Occupancy::enter(self, 0);
-        f()
-    }
-
-    #[cold]
-    fn inject_and_wait<F, R>(&self, f: F) -> R
-    where
-        F: FnOnce() -> R + Send,
-        R: Send,
-    {
-        let job = StackJob::new(|_| f(), LockLatch::new());
-        // SAFETY: `job` lives on this frame until its latch is set, which we wait for.
-        self.inject(unsafe { job.as_job_ref() });
-        job.latch.wait();
-        job.into_result().into_return_value()
-    }
-}
-
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
 /// The global pool, built on first use from the `HERD_*` environment.
@@ -363,17 +289,10 @@ pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
 /// The number of participants of the pool the calling thread works in (the
 /// global pool's, outside any pool).
 pub fn current_num_threads() -> usize {
-    let (reg, _) = current();
-    if reg.is_null() {
-        global().num_threads()
-    } else {
-        // SAFETY: the thread occupies a slot of this live registry.
-        unsafe { (*reg).num_threads() }
-    }
+    with_current(|cur| cur.map_or_else(|| global().num_threads(), |(reg, _)| reg.num_threads()))
 }
 
 /// The participant index of the calling thread in its pool, if it is one.
 pub fn current_thread_index() -> Option<usize> {
-    let (reg, slot) = current();
-    (!reg.is_null()).then_some(slot)
+    with_current(|cur| cur.map(|(_, slot)| slot))
 }

@@ -19,7 +19,8 @@
 //! one, or the persistent proxy) bound to the master's place, while the master
 //! only waits.
 
-use super::registry::{Occupancy, Registry};
+use super::registry::Registry;
+use super::worker::Occupancy;
 use crate::config::Dispatch;
 use crate::trace;
 use std::any::Any;
@@ -221,7 +222,7 @@ impl Registry {
             let start = Instant::now();
             let r = f(BroadcastContext { index: 0, num_threads: 1 });
             if let Some(drain) = drain {
-                crate::rt::wait_until(drain);
+                super::idle::wait_current(drain);
             }
             let t = start.elapsed();
             let timing = timed.then(|| RegionTiming { fpt: t, pct: vec![t] });
@@ -361,7 +362,7 @@ impl Registry {
         if n <= 1 || !self.is_master() || self.region_active.swap(true, Ordering::Acquire) {
             // SAFETY: the caller's contract.
             unsafe { func(data, BroadcastContext { index: 0, num_threads: 1 }) };
-            crate::rt::wait_until(drain);
+            super::idle::wait_current(drain);
             return;
         }
         let (_, panicked, _) = self.run_region(Share { func, data, size: n, timed: false }, Some(drain));
@@ -401,12 +402,5 @@ impl Registry {
                 Region::run_share(region, 0);
             }
         });
-    }
-
-    /// True when the calling thread occupies slot 0 of this registry.
-    #[inline]
-    pub(crate) fn is_master(&self) -> bool {
-        let (reg, slot) = super::registry::current();
-        std::ptr::eq(reg, self) && slot == 0
     }
 }

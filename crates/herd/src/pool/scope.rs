@@ -9,7 +9,8 @@
 //! panic of the body or of any task is kept and re-raised after everything has
 //! finished.
 
-use super::registry::{current, Registry};
+use super::registry::Registry;
+use super::worker::{slot_in, with_current};
 use crate::sched::HeapJob;
 use crate::sync::latch::Latch;
 use crate::sync::CountLatch;
@@ -42,12 +43,17 @@ where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    let (reg, slot) = current();
-    if reg.is_null() {
-        return super::global_registry().enter(|| scope(body));
-    }
-    // SAFETY: the thread occupies `slot` of a live registry.
-    let reg = unsafe { &*reg };
+    with_current(|cur| match cur {
+        Some((reg, slot)) => scope_in(reg, slot, body),
+        None => super::global_registry().enter(|| scope(body)),
+    })
+}
+
+fn scope_in<'scope, OP, R>(reg: &Registry, slot: usize, body: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
     let scope = Scope {
         registry: reg,
         latch: CountLatch::new(1, reg.parker(slot)),
@@ -90,11 +96,9 @@ impl<'scope> Scope<'scope> {
         let job_ref = unsafe { job.into_job_ref() };
         // SAFETY: the registry outlives the scope.
         let reg = unsafe { &*self.registry };
-        let (cur, slot) = current();
-        if std::ptr::eq(cur, reg) {
-            reg.push_job(slot, job_ref);
-        } else {
-            reg.inject(job_ref);
+        match slot_in(reg) {
+            Some(slot) => reg.push_job(slot, job_ref),
+            None => reg.inject(job_ref),
         }
     }
 }

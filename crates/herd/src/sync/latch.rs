@@ -15,7 +15,7 @@
 //! `Acquire` load, so everything the setter wrote before is visible to it.
 
 use super::atomic::{AtomicBool, AtomicUsize, Ordering};
-use super::Parker;
+use super::{Observe, Parker};
 use std::sync::{Condvar, Mutex};
 
 /// Something a job sets when it completes.
@@ -86,11 +86,7 @@ impl CountLatch {
     /// `Acquire` load, cheap enough to spin on.
     #[inline]
     pub(crate) fn probe(&self, before_sleep: bool) -> bool {
-        if before_sleep {
-            self.count.fetch_add(0, Ordering::SeqCst) == 0
-        } else {
-            self.count.load(Ordering::Acquire) == 0
-        }
+        self.count.observe(before_sleep) == 0
     }
 }
 

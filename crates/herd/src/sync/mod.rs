@@ -6,11 +6,12 @@
 //! model-checked (see `tests` in each file).
 
 pub(crate) mod latch;
+mod observe;
 mod parker;
 mod sleepers;
-pub(crate) mod waiter;
 
 pub(crate) use latch::{CountLatch, LockLatch, SetLatch};
+pub use observe::Observe;
 pub(crate) use parker::Parker;
 pub(crate) use sleepers::Sleepers;
 

@@ -21,7 +21,7 @@
 //! takes a stack from the stack pool (`stack`), makes a corosensei coroutine
 //! on it and resumes it; when the function returns, the stack goes back to
 //! the pool. A thread that blocks suspends with `Block` and its worker runs
-//! the waiter protocol (`sync::waiter`); the waker re-queues it with
+//! the waiter protocol (`block::waiter`); the waker re-queues it with
 //! `Registry::submit` for its shepherd, so it resumes on *any* worker of the
 //! shepherd. [`yield_now`] suspends with `Yield`: the worker first takes one
 //! other job of its own (if any), re-queues the thread, then runs that job,
@@ -49,9 +49,9 @@ mod stack;
 
 pub use stack::size as stack_size;
 
-use crate::pool::{current_registry, global_registry, Registry};
+use crate::block::waiter::{Blockable, UltState, Waiter};
+use crate::pool::{current_arc, global_registry, with_current, Registry};
 use crate::sched::JobRef;
-use crate::sync::waiter::{Blockable, UltState, Waiter};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::any::Any;
@@ -210,19 +210,13 @@ fn launch<S: FnOnce(std::io::Result<()>) + Send + 'static>(reg: Arc<Registry>, s
 /// The pool a spawn from here goes to: the caller's (a participant's), else
 /// the global pool; and the shepherd.
 fn caller_pool() -> (Arc<Registry>, usize) {
-    let (reg, slot) = current_registry();
-    if reg.is_null() {
-        return (global_registry().clone(), 0);
+    match current_arc() {
+        Some((reg, slot)) => {
+            let shepherd = reg.shepherds.of[slot];
+            (reg, shepherd)
+        }
+        None => (global_registry().clone(), 0),
     }
-    // SAFETY: every registry is built inside an `Arc` (`PoolBuilder::build`)
-    // and occupied through a reference into it, so `reg` is `Arc::as_ptr` of
-    // a live `Arc` (the caller occupies it); we take a new strong reference.
-    let reg = unsafe {
-        Arc::increment_strong_count(reg);
-        Arc::from_raw(reg)
-    };
-    let shepherd = reg.shepherds.of[slot];
-    (reg, shepherd)
 }
 
 /// Sets the thread-local current thread for a resume, restoring it after.
@@ -307,17 +301,19 @@ unsafe fn run<S: FnOnce(std::io::Result<()>) + Send + 'static>(data: *const ()) 
 /// Re-queues a yielding thread after taking one other job of the calling
 /// participant, which it then runs.
 unsafe fn yield_to_others(core: *const Core) {
-    let (reg, slot) = current_registry();
-    // SAFETY: the thread is alive until re-queued below.
-    let same_pool = ptr::eq(reg, unsafe { Arc::as_ptr(&(*core).reg) });
-    // SAFETY: a job runs on a participant of its pool, which is alive.
-    let other = if same_pool { unsafe { (*reg).find_work(slot) } } else { None };
-    // SAFETY: the thread is suspended and ours to queue.
-    unsafe { requeue(core as *const ()) };
-    if let Some(job) = other {
-        // SAFETY: as above; the job was taken from the queues.
-        unsafe { (*reg).run_job(slot, job) };
-    }
+    with_current(|cur| {
+        // SAFETY (all three blocks): the thread is alive until re-queued,
+        // and suspended, so ours to queue; the pool the calling thread
+        // occupies outlives this call.
+        let other = cur.and_then(|(reg, slot)| {
+            let same_pool = ptr::eq(reg, unsafe { Arc::as_ptr(&(*core).reg) });
+            same_pool.then(|| reg.find_work(slot)).flatten().map(|job| (reg, slot, job))
+        });
+        unsafe { requeue(core as *const ()) };
+        if let Some((reg, slot, job)) = other {
+            reg.run_job(slot, job);
+        }
+    })
 }
 
 /// The result slot shared by a thread and its handle.
@@ -390,9 +386,8 @@ impl<R> UltHandle<R> {
     /// even a pool without workers completes the thread), else it sleeps.
     pub fn join(self) -> std::thread::Result<R> {
         if !self.packet.is_finished() {
-            let (cur, _) = current_registry();
             let packet = &*self.packet;
-            if cur.is_null() {
+            if with_current(|cur| cur.is_none()) {
                 if let Err(wait) = self.reg.try_enter_local(|| packet.wait()) {
                     wait();
                 }

@@ -5,7 +5,7 @@
 //! parties — `read_ff` readers, `read_fe` readers, `write_ef` writers — sit
 //! under one lock. A blocked party queues a [`Slot`] on its own stack (its
 //! [`Waiter`] and, for a writer, the value it writes) and blocks with the
-//! waiter protocol (`sync::waiter`): a lightweight thread suspends, an OS
+//! waiter protocol (`block::waiter`): a lightweight thread suspends, an OS
 //! thread waits or parks. Invariant, whenever the lock is free: a full word
 //! has no queued readers, an empty word no queued writers.
 //!
@@ -24,7 +24,7 @@
 //! and suspending (no lost wake-up), and several writers and readers (each
 //! value delivered exactly once).
 
-use crate::sync::waiter::Waiter;
+use crate::block::waiter::Waiter;
 use std::cell::{Cell, UnsafeCell};
 use std::ptr;
 
@@ -289,7 +289,7 @@ impl<T: Clone + std::fmt::Debug> std::fmt::Debug for Feb<T> {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use crate::sync::waiter::model::ModelUlt;
+    use crate::block::waiter::model::ModelUlt;
     use crate::sync::Parker;
     use loom::sync::Arc;
     use loom::thread;

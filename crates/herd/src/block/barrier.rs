@@ -3,7 +3,7 @@
 //!
 //! **Protocol.** Under one lock, a count of arrivals in the current phase and
 //! the list of parties waiting in it, each a record on its own stack holding
-//! its [`Waiter`] (`sync::waiter`). An arrival that is not the last queues its
+//! its [`Waiter`] (`block::waiter`). An arrival that is not the last queues its
 //! record and blocks (a lightweight thread suspends, freeing its worker; an OS
 //! thread waits or parks). The last arrival resets the count (starting the
 //! next phase), takes the whole list, releases the lock and wakes every
@@ -13,7 +13,7 @@
 //! phase-`k` list it left can no longer be reached by anyone but the leader
 //! that took it.
 
-use crate::sync::waiter::Waiter;
+use crate::block::waiter::Waiter;
 use std::cell::Cell;
 use std::ptr;
 use std::sync::Mutex;

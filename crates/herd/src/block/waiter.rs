@@ -41,12 +41,12 @@
 //! (its failed compare-exchange, `phase` load) or receives through the job
 //! queue that re-queues it.
 //!
-//! Loom models: `feb::loom_tests` (the FEB wait queue with this state
+//! Loom models: `block::feb::loom_tests` (the FEB wait queue with this state
 //! machine).
 
-use super::atomic::{AtomicU32, AtomicU8, Ordering};
-use super::Parker;
-use crate::pool::{current_registry, Registry};
+use crate::pool::{with_current, Registry};
+use crate::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use crate::sync::{Observe, Parker};
 
 /// The state machine of a lightweight thread that blocks; see the module
 /// documentation.
@@ -139,8 +139,7 @@ impl Waiter {
         if let Some(b) = crate::ult::current_blockable() {
             return Waiter::ult(b);
         }
-        let (reg, slot) = current_registry();
-        if !reg.is_null() {
+        if let Some((reg, slot)) = with_current(|cur| cur.map(|(reg, slot)| (reg as *const Registry, slot))) {
             return Waiter::with(Who::Participant(reg, slot));
         }
         PARKER.with(Waiter::thread)
@@ -182,13 +181,7 @@ impl Waiter {
                         None => break,
                     }
                 }
-                reg.wait_until(Some(slot), reg.parker(slot), |last| {
-                    if last {
-                        self.phase.fetch_add(0, Ordering::SeqCst) != WAITING
-                    } else {
-                        self.phase.load(Ordering::Acquire) != WAITING
-                    }
-                });
+                reg.wait_until(Some(slot), reg.parker(slot), |last| self.phase.observe(last) != WAITING);
                 self.await_release();
             }
             Who::Thread(p) => {

@@ -1,0 +1,256 @@
+//! Idle participants: waiting for a condition while running jobs, finding
+//! work (own queue, then stealing), and waking sleepers when work appears.
+//!
+//! **Idle protocol** ([`Registry::wait_until`]): a waiting occupant runs its
+//! own newest job, else steals (nearest victims first), else spins for the
+//! configured time, else announces itself *sleepy*, re-checks its condition
+//! and the queues, and parks. A thread that makes work stealable
+//! ([`Registry::notify_work`]) checks whether anyone sleeps and, only then,
+//! claims one sleepy flag and unparks that slot (protocol and proof:
+//! `sync::Sleepers`, `sync/README.md`).
+
+use super::registry::Registry;
+use super::worker::{slot_in, with_current};
+use crate::sched::{JobRef, Scheduler, Target};
+use crate::sync::{Observe, Parker};
+use crate::trace;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+impl Registry {
+    /// Makes work visible to sleeping participants: call after queueing a
+    /// job for `target`. `near` is the slot that queued it (0 from outside):
+    /// sleepers of its shepherd are woken first, since they take the job
+    /// from the shared queue without a remote steal.
+    #[inline]
+    pub(crate) fn notify_work(&self, target: Target, near: usize) {
+        let woken = self.sleepers.notify_one(
+            || {
+                let start = match target {
+                    Target::Anyone => self.shepherds.members[self.shepherds.of[near]][0],
+                    Target::Shepherd(h) => self.shepherds.members[h][0],
+                };
+                let team = self.team.load(Ordering::Relaxed);
+                let eligible = move |slot: usize| {
+                    slot < team
+                        && match target {
+                            Target::Anyone => true,
+                            Target::Shepherd(h) => self.shepherds.of[slot] == h,
+                        }
+                };
+                (start, eligible)
+            },
+            |slot| self.parker(slot),
+        );
+        if woken.is_some() && trace::enabled() {
+            trace::instant(trace::Kind::Wake, 0);
+        }
+    }
+
+    /// Queues `job` as the occupant of `slot` and wakes a sleeper for it.
+    #[inline]
+    pub(crate) fn push_job(&self, slot: usize, job: JobRef) {
+        // SAFETY: the caller occupies `slot`.
+        let target = unsafe { self.sched.push(slot, job) };
+        self.notify_work(target, slot);
+    }
+
+    /// Queues `job` from any thread: on the calling participant's own queue
+    /// if it is one of this pool's, else for the workers of `shepherd` (a
+    /// lightweight thread resumes in its shepherd).
+    pub(crate) fn submit(&self, job: JobRef, shepherd: usize) {
+        let ours = slot_in(self);
+        let target = match ours {
+            // SAFETY: the calling thread occupies `slot` of this registry.
+            Some(slot) if self.shepherds.of[slot] == shepherd => unsafe { self.sched.push(slot, job) },
+            _ => self.sched.submit(job, shepherd),
+        };
+        self.notify_work(target, ours.unwrap_or(self.shepherds.members[shepherd][0]));
+    }
+
+    /// Queues `job` from a thread outside the pool.
+    pub(crate) fn inject(&self, job: JobRef) {
+        let target = self.sched.inject(job);
+        self.notify_work(target, 0);
+    }
+
+    /// Runs `job` as the occupant of `slot`.
+    #[inline]
+    pub(crate) fn run_job(&self, slot: usize, job: JobRef) {
+        crate::sched::counters::bump(&self.counters.of(slot).tasks, 1);
+        if trace::enabled() {
+            trace::begin(trace::Kind::Task, slot as u64);
+        }
+        // SAFETY: every JobRef in the queues is executed exactly once: it was
+        // removed from its queue by this pop/steal.
+        unsafe { job.execute() };
+        if trace::enabled() {
+            trace::end(trace::Kind::Task, slot as u64);
+        }
+    }
+
+    /// Finds a job for `slot`: its own newest, else a stolen one.
+    #[inline]
+    pub(crate) fn find_work(&self, slot: usize) -> Option<JobRef> {
+        if slot >= self.team.load(Ordering::Relaxed) || self.throttled(slot) {
+            return None;
+        }
+        // SAFETY: the caller occupies `slot`.
+        if let Some(job) = unsafe { self.sched.pop(slot) } {
+            return Some(job);
+        }
+        let stolen = self.sched.steal(slot, self.counters.of(slot));
+        for _ in 0..stolen.moved {
+            self.notify_work(Target::Shepherd(self.shepherds.of[slot]), slot);
+        }
+        let job = stolen.job?;
+        if trace::enabled() {
+            trace::instant(trace::Kind::Steal, slot as u64);
+        }
+        Some(job)
+    }
+
+    /// Waits until `done(_)` holds. `slot` is the slot the caller occupies (it
+    /// then runs jobs while waiting), or `None` for a thread that only waits
+    /// (the proxy's idle loop, the master of a non-master-last region);
+    /// `parker` is where the caller sleeps, the one its wakers unpark.
+    /// `done(true)` is the last check before sleeping, after `SLEEPING` is
+    /// announced (see [`Parker::park_unless`]); `done(false)` the cheap check
+    /// while spinning.
+    pub(crate) fn wait_until(&self, slot: Option<usize>, parker: &Parker, done: impl Fn(bool) -> bool) {
+        self.wait_with(slot, parker, self.spin(), done)
+    }
+
+    /// [`Registry::wait_until`] with an explicit spin policy (`None`: spin
+    /// forever; `Some(ZERO)`: sleep at once).
+    pub(crate) fn wait_with(
+        &self,
+        slot: Option<usize>,
+        parker: &Parker,
+        spin: Option<Duration>,
+        done: impl Fn(bool) -> bool,
+    ) {
+        // While spinning, the condition (usually one cache line of our own) is
+        // checked every iteration and the queues every `STEAL_EVERY`, so that a
+        // region post is noticed within a few nanoseconds while idle
+        // participants still pick up stealable work promptly.
+        const STEAL_EVERY: u32 = 8;
+        const CLOCK_EVERY: u32 = 64;
+        let mut spin_started: Option<Instant> = None;
+        // Start past a steal point: a region's master and a worker that has
+        // just acknowledged its share check their condition first.
+        let mut spins: u32 = 1;
+        // A pusher woke us for work that we have not taken (see
+        // `Sleepers::retract`): pass the wake on if we leave.
+        let mut owe_wake = false;
+        // Idle since the first search for work that found nothing.
+        let mut idle_since: Option<Instant> = None;
+        let stop_idle = |since: &mut Option<Instant>| {
+            if let (Some(t), Some(s)) = (since.take(), slot) {
+                crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);
+            }
+        };
+        loop {
+            if done(false) {
+                stop_idle(&mut idle_since);
+                if owe_wake {
+                    self.notify_work(Target::Anyone, slot.unwrap_or(0));
+                }
+                return;
+            }
+            if let Some(s) = slot {
+                if spins.is_multiple_of(STEAL_EVERY) {
+                    if let Some(job) = self.find_work(s) {
+                        stop_idle(&mut idle_since);
+                        owe_wake = false;
+                        self.run_job(s, job);
+                        spin_started = None;
+                        spins = 1;
+                        continue;
+                    }
+                }
+            }
+            spins = spins.wrapping_add(1);
+            // Idle time is counted from the first clock point (every
+            // `CLOCK_EVERY` spins, or before sleeping), so that short waits —
+            // a barrier that completes within a few spins — read no clock.
+            if slot.is_some() && idle_since.is_none() && spins.is_multiple_of(CLOCK_EVERY) {
+                idle_since = Some(Instant::now());
+            }
+            match spin {
+                None => {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                Some(limit) if !limit.is_zero() => {
+                    if !spins.is_multiple_of(CLOCK_EVERY) {
+                        std::hint::spin_loop();
+                        continue;
+                    }
+                    let start = *spin_started.get_or_insert_with(Instant::now);
+                    if start.elapsed() < limit {
+                        continue;
+                    }
+                }
+                Some(_) => {}
+            }
+            if slot.is_some() && idle_since.is_none() {
+                idle_since = Some(Instant::now());
+            }
+            // Sleep protocol. A throttled participant does not announce
+            // itself to pushers; it is woken by `set_active_limit` instead.
+            let token = parker.prepare();
+            let throttled = slot.is_some_and(|s| self.throttled(s));
+            let announced = slot.filter(|_| !throttled);
+            if let Some(s) = announced {
+                self.sleepers.announce(s);
+            }
+            let wake_now = done(false)
+                || announced.is_some_and(|s| s < self.team.load(Ordering::Relaxed) && self.sched.has_work(s));
+            if !wake_now {
+                if trace::enabled() {
+                    trace::begin(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
+                }
+                parker.park_unless(token, || done(true) || (throttled && self.unthrottled_now(slot)));
+                if trace::enabled() {
+                    trace::end(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
+                }
+            }
+            if let Some(s) = announced {
+                if !self.sleepers.retract(s) {
+                    owe_wake = true;
+                }
+            }
+            spin_started = None;
+            spins = 0;
+        }
+    }
+
+    /// The last check of a throttled participant before sleeping: a
+
+    #[cold]
+    fn unthrottled_now(&self, slot: Option<usize>) -> bool {
+        slot.is_some_and(|s| self.shepherds.rank[s] < self.limits[self.shepherds.of[s]].observe(true))
+    }
+}
+
+/// Waits until `done(_)` holds as whatever the calling thread is: on a
+/// participant of a pool, jobs are run while waiting and the thread sleeps on
+/// its slot's parker; any other thread spins, then yields. Same contract on
+/// `done(true)` as [`Registry::wait_until`].
+pub(crate) fn wait_current(done: impl Fn(bool) -> bool) {
+    with_current(|cur| match cur {
+        Some((reg, slot)) => reg.wait_until(Some(slot), reg.parker(slot), done),
+        None => {
+            let mut spins = 0u32;
+            while !done(spins >= 64) {
+                if spins < 64 {
+                    spins += 1;
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    })
+}
