@@ -22,6 +22,11 @@ pub struct WorkerInfo {
     pub distance: Distance,
     /// Position in the master's wake order (`None` for the master).
     pub wake_rank: Option<usize>,
+    /// Under master-last persistent dispatch (PWAML), the participant that
+    /// posts regions to this one in the wake tree (`None` for the master).
+    pub wake_parent: Option<usize>,
+    /// Its depth in the wake tree (posts from the master to it).
+    pub wake_depth: u32,
 }
 
 /// One shepherd (locality domain) of a pool.
@@ -59,6 +64,9 @@ pub struct PoolInfo {
     pub workers: Vec<WorkerInfo>,
     /// Participant indices in the order the master signals them.
     pub wake_order: Vec<usize>,
+    /// The longest chain of posts from the master in a full region (the
+    /// wake tree's depth; 0 unless dispatch is PWAML).
+    pub wake_tree_depth: u32,
     /// Dispatch strategy.
     pub dispatch: Dispatch,
     /// Task scheduler.
@@ -85,8 +93,11 @@ impl PoolInfo {
         let pl = &reg.placement;
         let pus = topo.pus();
         let os = |i: usize| pus[i].os_index;
+        let tree = (reg.dispatch == crate::config::Dispatch::Pwaml).then(|| reg.tree(pl.num_threads));
         let workers = (0..pl.num_threads)
             .map(|i| WorkerInfo {
+                wake_parent: tree.and_then(|t| t.parent(i)),
+                wake_depth: tree.map_or(0, |t| t.depth_of(i)),
                 index: i,
                 pu: os(pl.pu_of(i)),
                 place: pl.pus_of(i).iter().map(|&p| os(p)).collect(),
@@ -105,6 +116,7 @@ impl PoolInfo {
             master_pu: os(pl.master_pu()),
             workers,
             wake_order: pl.wake_order.clone(),
+            wake_tree_depth: tree.map_or(0, |t| t.depth()),
             dispatch: reg.dispatch,
             scheduler: reg.sched_kind(),
             shepherd_level: reg.shepherds.level,
@@ -173,8 +185,14 @@ impl PoolInfo {
         }
         for w in &self.workers {
             let role = if w.index == 0 { "master" } else { "worker" };
-            let wake =
-                w.wake_rank.map(|r| format!(", woken #{}", r + 1)).unwrap_or_else(|| ", runs last".into());
+            let wake = match (w.wake_parent, w.wake_rank) {
+                (Some(p), _) => format!(", posted by {p} (depth {})", w.wake_depth),
+                (None, Some(r)) => format!(", woken #{}", r + 1),
+                (None, None) if self.wake_tree_depth > 0 => {
+                    format!(", runs last; wake tree depth {}", self.wake_tree_depth)
+                }
+                (None, None) => ", runs last".into(),
+            };
             let _ = writeln!(
                 s,
                 "herd:   {role} {:>3} -> PU {:>4}  place {:?}  {:?}{wake}",

@@ -111,3 +111,30 @@ where
         (Ok(ra), rb) => (ra, JobResult::into_return_value(rb)),
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::sync::counted;
+    use crate::{Pool, WaitPolicy};
+
+    fn fib(n: u64) -> u64 {
+        if n < 2 {
+            return n;
+        }
+        let (a, b) = super::join(|| fib(n - 1), || fib(n - 2));
+        a + b
+    }
+
+    /// A `join` writes no pool-wide word: with every worker awake (none
+    /// announced as sleeping), thousands of splits from the master do not
+    /// write the pool's sleeper count once.
+    #[test]
+    fn joins_write_no_pool_wide_word() {
+        let pool = Pool::builder().num_threads(2).wait(WaitPolicy::Active).build().unwrap();
+        pool.install(|| assert_eq!(fib(18), 2584));
+        let before = counted::writes();
+        let r = pool.install(|| fib(22));
+        assert_eq!(r, 17711);
+        assert_eq!(counted::writes() - before, 0, "joins wrote the pool-wide sleeper count");
+    }
+}

@@ -17,6 +17,7 @@ mod region;
 mod registry;
 mod report;
 mod scope;
+mod tree;
 mod worker;
 
 pub use builder::PoolBuilder;

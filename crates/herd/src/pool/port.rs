@@ -48,12 +48,19 @@ impl Port {
 
     /// Posts `region` as post number `number` and wakes the owner.
     #[inline]
-    pub(crate) fn post(&self, number: u64, region: &Region) {
-        let s = region.share;
+    pub(crate) fn post(&self, number: u64, region: &Region) -> bool {
+        self.forward(number, region.share, region as *const Region)
+    }
+
+    /// Posts the region at `region` whose header is `s` as post number
+    /// `number` (a participant forwarding a post down the wake tree) and
+    /// wakes the owner if it sleeps. Returns whether a wake-up was issued.
+    #[inline]
+    pub(crate) fn forward(&self, number: u64, s: Share, region: *const Region) -> bool {
         self.func.store(s.func as usize, Ordering::Relaxed);
         self.data.store(s.data as usize, Ordering::Relaxed);
         self.size_timed.store((s.size << 1) | usize::from(s.timed), Ordering::Relaxed);
-        self.post_address(number, region as *const Region as u64);
+        self.post_address(number, region as u64)
     }
 
     /// The header of the region just received (after an `Acquire` read of
@@ -77,10 +84,10 @@ impl Port {
     }
 
     #[inline]
-    pub(crate) fn post_address(&self, number: u64, address: u64) {
+    pub(crate) fn post_address(&self, number: u64, address: u64) -> bool {
         debug_assert!(address >> ADDRESS_BITS == 0, "user-space addresses fit in 48 bits");
         self.mailbox.swap((number << ADDRESS_BITS) | address, Ordering::SeqCst);
-        self.parker.unpark_if_sleeping();
+        self.parker.unpark_if_sleeping()
     }
 
     /// True when the share of post `number` is complete. `last`: the check

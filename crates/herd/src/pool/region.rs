@@ -300,16 +300,14 @@ impl Registry {
         let start = timed.then(Instant::now);
         match self.dispatch {
             Dispatch::Pwaml => {
+                // Down the wake tree: the master posts to its children only
+                // (most distant subtree first); each forwards to its own.
                 let number = self.next_post();
-                let order = &self.placement.wake_order;
-                for &w in order {
-                    if w < n {
-                        self.slots[w].post(number, &region);
-                    }
-                }
+                let tree = self.tree(n);
+                self.post_children(tree, 0, number, share, &region);
                 Region::run_share(&region, 0);
                 self.wait_until(Some(0), self.region_waiter(), |last| {
-                    order.iter().all(|&w| w >= n || self.slots[w].acked(number, last))
+                    tree.children(0).all(|c| self.slots[c].acked(number, last))
                         && drain.is_none_or(|d| d(last))
                 });
             }
@@ -341,6 +339,30 @@ impl Registry {
             .as_ref()
             .map(|pct| pct.iter().map(|t| Duration::from_nanos(t.load(Ordering::Relaxed))).collect());
         (fpt, panicked, pct)
+    }
+
+    /// Posts region `region` (header `share`, post `number`) to the wake-tree
+    /// children of `slot`, which the caller occupies, counting the posts and
+    /// the wake-ups it issued.
+    #[inline]
+    pub(crate) fn post_children(
+        &self,
+        tree: &super::tree::WakeTree,
+        slot: usize,
+        number: u64,
+        share: Share,
+        region: *const Region,
+    ) {
+        let (mut posts, mut wakes) = (0, 0);
+        for c in tree.children(slot) {
+            posts += 1;
+            wakes += u64::from(self.slots[c].forward(number, share, region));
+        }
+        let counters = self.counters.of(slot);
+        crate::sched::counters::bump(&counters.posts, posts);
+        if wakes > 0 {
+            crate::sched::counters::bump(&counters.wakes, wakes);
+        }
     }
 
     /// A region whose shares call `func(data, ctx)` directly: what the post

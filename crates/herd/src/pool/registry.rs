@@ -16,6 +16,7 @@
 //! slot 0 for the region while the master waits on its own parker.
 
 use super::port::Port;
+use super::tree::WakeTree;
 use crate::config::Sched;
 use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
@@ -25,7 +26,7 @@ use crate::sync::{Parker, Sleepers};
 use crate::topology::Topology;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -75,6 +76,8 @@ pub(crate) struct Registry {
     /// (`HERD_DISPLAY_ENV=verbose`).
     pub(crate) report_stats: bool,
     pub(crate) threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The region wake tree of each region size (index `n`), built on first use.
+    trees: Box<[OnceLock<WakeTree>]>,
 }
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
@@ -121,8 +124,19 @@ impl Registry {
             keep_master_binding: false,
             report_stats: false,
             threads: Mutex::new(Vec::new()),
+            trees: (0..=n).map(|_| OnceLock::new()).collect(),
             placement,
         }
+    }
+
+    /// The wake tree of a region of the first `n` participants (see `tree.rs`).
+    #[inline]
+    pub(crate) fn tree(&self, n: usize) -> &WakeTree {
+        self.trees[n].get_or_init(|| {
+            let pus = self.topology.pus().len().max(1);
+            let master = self.placement.pu_of(0);
+            WakeTree::new(n, |s| (self.placement.pu_of(s) + pus - master) % pus)
+        })
     }
 
     /// `None`: never sleep; `Some(d)`: spin for `d`, then sleep.

@@ -5,6 +5,7 @@
 use super::port::{ADDRESS_BITS, TERMINATE};
 use super::region::Region;
 use super::registry::Registry;
+use crate::config::Dispatch;
 use crate::trace;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -143,6 +144,26 @@ impl Registry {
             }
             let region = address as *const Region;
             let header = port.share();
+            if let (Some(s), Dispatch::Pwaml) = (slot, self.dispatch) {
+                // A node of the wake tree: forward, run, collect, acknowledge.
+                let tree = self.tree(header.size);
+                self.post_children(tree, s, seen, header, region);
+                // SAFETY: the master keeps the region alive until its
+                // children acknowledge, which they do only after all of
+                // their subtree (this port included) has.
+                unsafe { Region::run(header, region, s) };
+                self.wait_with(Some(s), &port.parker, spin, |last| {
+                    tree.children(s).all(|c| self.slots[c].acked(seen, last))
+                });
+                // Our last access to the region: the acknowledgement.
+                port.ack.swap(seen, Ordering::SeqCst);
+                let parent = tree.parent(s).expect("a worker is not the root");
+                let waiter = if parent == 0 { self.region_waiter() } else { self.parker(parent) };
+                if waiter.unpark_if_sleeping() {
+                    crate::sched::counters::bump(&self.counters.of(s).wakes, 1);
+                }
+                continue;
+            }
             // SAFETY: the master keeps the region alive until this port
             // acknowledges the post, which is our last access to it.
             unsafe {

@@ -23,6 +23,11 @@ pub(crate) struct Counters {
     pub(crate) stolen_tasks: AtomicU64,
     pub(crate) failed_steals: AtomicU64,
     pub(crate) idle_ns: AtomicU64,
+    /// Region posts this participant sent (to its wake-tree children).
+    pub(crate) posts: AtomicU64,
+    /// Sleeping participants it woke with a system call for a region post
+    /// or acknowledgement.
+    pub(crate) wakes: AtomicU64,
 }
 
 /// Adds `n` to a counter only its owner writes.
@@ -59,6 +64,12 @@ pub struct WorkerStats {
     /// the 64th spin of a wait, or from going to sleep if sooner: the first
     /// few hundred nanoseconds of a wait read no clock and are not counted).
     pub idle_ns: u64,
+    /// Region posts this participant sent: the master to its children in
+    /// the wake tree, each worker to its own (at most ⌈log₂ n⌉ per region).
+    pub posts: u64,
+    /// Participants it woke with a system call (futex) for a region post
+    /// or acknowledgement.
+    pub wakes: u64,
 }
 
 impl WorkerStats {
@@ -99,6 +110,8 @@ impl AllCounters {
                 stolen_tasks: get(&c.stolen_tasks),
                 failed_steals: get(&c.failed_steals),
                 idle_ns: get(&c.idle_ns),
+                posts: get(&c.posts),
+                wakes: get(&c.wakes),
             })
             .collect()
     }
@@ -115,6 +128,8 @@ impl AllCounters {
                 &c.stolen_tasks,
                 &c.failed_steals,
                 &c.idle_ns,
+                &c.posts,
+                &c.wakes,
             ] {
                 a.store(0, Ordering::Relaxed);
             }

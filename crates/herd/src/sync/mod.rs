@@ -13,6 +13,8 @@ mod sleepers;
 pub(crate) use latch::{CountLatch, LockLatch, SetLatch};
 pub use observe::Observe;
 pub(crate) use parker::Parker;
+#[cfg(all(test, not(loom)))]
+pub(crate) use sleepers::counted;
 pub(crate) use sleepers::Sleepers;
 
 #[cfg(loom)]

@@ -68,12 +68,15 @@ impl Parker {
 
     /// Waker: record an event and wake the owner if it sleeps. Call after making
     /// the owner's condition true.
+    /// Returns whether it issued a wake-up (a system call).
     #[inline]
-    pub(crate) fn unpark(&self) {
+    pub(crate) fn unpark(&self) -> bool {
         let prev = self.word.fetch_add(EVENT, Ordering::SeqCst);
         if prev & SLEEPING != 0 {
             wake(&self.word);
+            return true;
         }
+        false
     }
 
     /// Waker whose condition write was a `SeqCst` read-modify-write: wake the
@@ -84,11 +87,10 @@ impl Parker {
     /// modification order it sees the condition; if before, the waker's RMW
     /// reads from it, so the owner's `SLEEPING` compare-exchange happens
     /// before the waker's load of the word, which then sees `SLEEPING`.
+    /// Returns whether it issued a wake-up (a system call).
     #[inline]
-    pub(crate) fn unpark_if_sleeping(&self) {
-        if self.word.load(Ordering::SeqCst) & SLEEPING != 0 {
-            self.unpark();
-        }
+    pub(crate) fn unpark_if_sleeping(&self) -> bool {
+        self.word.load(Ordering::SeqCst) & SLEEPING != 0 && self.unpark()
     }
 }
 

@@ -1,23 +1,31 @@
 //! Sleepy announcements: how a participant that found no work tells those who
 //! make work that it is about to sleep, so that new work wakes it.
 //!
-//! Protocol (who waits, who wakes, what ordering):
+//! Protocol (who waits, who wakes, what ordering; see also `README.md`):
 //! * The **sleeper** takes a [`Parker`] token, then [`Sleepers::announce`]s
-//!   itself (a `SeqCst` flag store and counter increment), then re-checks the
-//!   queues, and only then parks with the token; afterwards it
-//!   [`Sleepers::retract`]s (clearing the flag if no waker already did).
+//!   itself (its flag, a `SeqCst` increment of the count, a `SeqCst` fence),
+//!   then re-checks the queues, and only then parks with the token;
+//!   afterwards it [`Sleepers::retract`]s (clearing the flag if no waker
+//!   already did).
 //! * The **pusher** makes work visible (a deque push), then calls
-//!   [`Sleepers::notify_one`]: a `SeqCst` read-modify-write of the counter
-//!   (`fetch_add(0)`); if non-zero it claims one flag with a `SeqCst` swap and
-//!   unparks that participant.
-//! * Why nothing is lost: both sides do a read-modify-write on the counter, so
-//!   one comes first in its modification order. If the pusher's comes first,
-//!   the sleeper's increment reads from it (release/acquire), so the sleeper's
-//!   re-check sees the pushed work. If the sleeper's comes first, the pusher
-//!   reads a non-zero count and unparks — and an unpark that lands before
-//!   `park` invalidates the token, so the sleeper does not sleep.
+//!   [`Sleepers::notify_one`]: a `SeqCst` fence and an `Acquire` *load* of
+//!   the count. Zero: nothing more — a push writes no pool-wide word. Else it
+//!   claims one flag with a `SeqCst` swap and unparks that participant.
+//! * Why nothing is lost: the two fences are ordered in the single total
+//!   order of `SeqCst` operations. If the pusher's comes first, the
+//!   sleeper's re-check (after its fence) sees the pushed work; if the
+//!   sleeper's comes first, the pusher's load (after its fence) sees the
+//!   increment, and its `Acquire` makes the flag (stored before the
+//!   increment) visible — and an unpark that lands before `park`
+//!   invalidates the token, so the sleeper does not sleep.
+//! * The count's line is written only when someone falls asleep or is
+//!   woken; pushers only read it, so on a busy pool it stays shared in every
+//!   core's cache (rayon-core's `sleep/` counters follow the same rule).
+//!   `tests::pushes_write_nothing_shared` counts the writes.
 
-use super::atomic::{AtomicBool, AtomicUsize, Ordering};
+#[cfg(not(all(test, not(loom))))]
+use super::atomic::AtomicUsize;
+use super::atomic::{fence, AtomicBool, Ordering};
 use super::Parker;
 use crossbeam_utils::CachePadded;
 
@@ -26,14 +34,14 @@ pub(crate) struct Sleepers {
     flags: Box<[CachePadded<AtomicBool>]>,
     /// On its own line: it changes whenever someone sleeps or wakes, and
     /// must not drag the registry's read-mostly fields along.
-    count: CachePadded<AtomicUsize>,
+    count: CachePadded<Count>,
 }
 
 impl Sleepers {
     pub(crate) fn new(n: usize) -> Sleepers {
         Sleepers {
             flags: (0..n).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
-            count: CachePadded::new(AtomicUsize::new(0)),
+            count: CachePadded::new(Count::new(0)),
         }
     }
 
@@ -41,6 +49,7 @@ impl Sleepers {
     pub(crate) fn announce(&self, slot: usize) {
         self.flags[slot].store(true, Ordering::SeqCst);
         self.count.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
     }
 
     /// Sleeper: withdraw the announcement (after waking, or when the re-check
@@ -68,11 +77,10 @@ impl Sleepers {
         target: impl FnOnce() -> (usize, E),
         parker: impl Fn(usize) -> &'a Parker,
     ) -> Option<usize> {
-        // A read-modify-write (not a plain load) so that it reads the latest
-        // count: if it comes before the sleeper's increment in the counter's
-        // modification order, that increment synchronises with it and the
-        // sleeper's re-check sees our work.
-        if self.count.fetch_add(0, Ordering::SeqCst) == 0 {
+        // The fence orders our push before the load against the sleeper's
+        // fence (see the module documentation); the load writes nothing.
+        fence(Ordering::SeqCst);
+        if self.count.load(Ordering::Acquire) == 0 {
             return None;
         }
         let (start, eligible) = target();
@@ -96,6 +104,74 @@ impl Sleepers {
             }
         }
         None
+    }
+}
+
+/// In unit tests the count is an atomic that counts, per thread, every
+/// operation that writes it (a read-modify-write that changes nothing
+/// included), so that tests can assert that pushes write nothing shared.
+#[cfg(all(test, not(loom)))]
+pub(crate) mod counted {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    thread_local!(static WRITES: Cell<u64> = const { Cell::new(0) });
+
+    /// Writes to any sleeper count by the calling thread so far.
+    pub(crate) fn writes() -> u64 {
+        WRITES.with(Cell::get)
+    }
+
+    fn wrote() {
+        WRITES.with(|w| w.set(w.get() + 1));
+    }
+
+    #[derive(Default)]
+    pub(crate) struct CountedUsize(AtomicUsize);
+
+    impl CountedUsize {
+        pub(crate) fn new(v: usize) -> Self {
+            CountedUsize(AtomicUsize::new(v))
+        }
+        pub(crate) fn load(&self, o: Ordering) -> usize {
+            self.0.load(o)
+        }
+        pub(crate) fn fetch_add(&self, v: usize, o: Ordering) -> usize {
+            wrote();
+            self.0.fetch_add(v, o)
+        }
+        pub(crate) fn fetch_sub(&self, v: usize, o: Ordering) -> usize {
+            wrote();
+            self.0.fetch_sub(v, o)
+        }
+    }
+}
+#[cfg(all(test, not(loom)))]
+use counted::CountedUsize as Count;
+#[cfg(not(all(test, not(loom))))]
+use AtomicUsize as Count;
+
+#[cfg(all(test, not(loom)))]
+mod unit {
+    use super::*;
+
+    /// Pushes while nobody sleeps write nothing shared; an announced sleeper
+    /// is claimed by the next push (one write), and the claim clears it.
+    #[test]
+    fn pushes_write_nothing_shared() {
+        let s = Sleepers::new(4);
+        let parkers: Vec<Parker> = (0..4).map(|_| Parker::new()).collect();
+        let before = counted::writes();
+        for _ in 0..1000 {
+            assert_eq!(s.notify_one(|| (0, |_| true), |i| &parkers[i]), None);
+        }
+        assert_eq!(counted::writes() - before, 0, "a push with no sleeper wrote the pool-wide count");
+        s.announce(2);
+        let before = counted::writes();
+        assert_eq!(s.notify_one(|| (0, |_| true), |i| &parkers[i]), Some(2));
+        assert_eq!(counted::writes() - before, 1);
+        assert!(!s.retract(2), "the claimed flag was already cleared by the waker");
+        assert_eq!(s.notify_one(|| (0, |_| true), |i| &parkers[i]), None);
     }
 }
 
