@@ -85,8 +85,13 @@ const THROTTLE_FORMS: &str = "one of off, auto, or a positive integer (active wo
 const STACK_SIZE_FORMS: &str = "a size in bytes with an optional suffix B, K, M or G \
      (no suffix: kilobytes, as OMP_STACKSIZE), at least 16K, e.g. 64K";
 
-const SCHEDS: &[(&str, Sched)] =
-    &[("mts", Sched::Mts), ("ws", Sched::Ws), ("central", Sched::Central), ("fifo", Sched::Fifo)];
+const SCHEDS: &[(&str, Sched)] = &[
+    ("mts", Sched::Mts),
+    ("ws", Sched::Ws),
+    ("central", Sched::Central),
+    ("fifo", Sched::Fifo),
+    ("lifo", Sched::Lifo),
+];
 
 const SHEPHERDS: &[(&str, ShepherdLevel)] = &[
     ("numa", ShepherdLevel::Numa),
@@ -381,7 +386,7 @@ mod tests {
         assert_eq!(parse_one(STACK_SIZE, "1m").unwrap().ult_stack_size, Some(1 << 20));
         assert_eq!(parse_one(STACK_SIZE, "32768B").unwrap().ult_stack_size, Some(32768));
         for (var, bad, forms) in [
-            (SCHED, "lifo", "one of mts, ws, central, fifo"),
+            (SCHED, "stack", "one of mts, ws, central, fifo, lifo"),
             (SHEPHERD, "socket", "one of numa, package, l3, l2, core"),
             (WORKERS_PER_SHEPHERD, "0", WORKERS_PER_SHEPHERD_FORMS),
             (STEAL_CHUNK, "-1", STEAL_CHUNK_FORMS),

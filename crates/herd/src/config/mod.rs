@@ -126,9 +126,12 @@ pub enum DisplayEnv {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Sched {
-    /// One shared LIFO queue per shepherd; when it runs dry, one worker of
-    /// the shepherd steals a chunk of the oldest tasks from the nearest
-    /// non-empty shepherd for the whole shepherd (MAESTRO/Qthreads' MTS).
+    /// MAESTRO/Qthreads' multi-threaded shepherds on per-worker deques: a
+    /// worker pushes and pops its own deque (no lock, no shared line); an
+    /// idle one steals one job from a sibling of its shepherd first; when
+    /// the shepherd runs dry, one worker of it (a ticket) steals a chunk of
+    /// the oldest jobs of the nearest non-empty shepherd into its own deque,
+    /// where its siblings find them.
     #[default]
     Mts,
     /// One deque per worker, LIFO locally, FIFO steals from random victims
@@ -139,11 +142,15 @@ pub enum Sched {
     /// One FIFO queue per shepherd, tasks placed round-robin, no stealing
     /// (Qthreads' original scheduler).
     Fifo,
+    /// One shared LIFO queue per shepherd under a lock, with the same
+    /// one-stealer-per-shepherd bulk remote steals (MAESTRO's MTS as the
+    /// paper builds it; pays only for small shepherds).
+    Lifo,
 }
 
 impl Sched {
-    /// All four, in the order of the documentation.
-    pub const ALL: [Sched; 4] = [Sched::Mts, Sched::Ws, Sched::Central, Sched::Fifo];
+    /// All five, in the order of the documentation.
+    pub const ALL: [Sched; 5] = [Sched::Mts, Sched::Ws, Sched::Central, Sched::Fifo, Sched::Lifo];
 
     /// The name used by `HERD_SCHED` and in reports.
     pub fn name(self) -> &'static str {
@@ -152,6 +159,7 @@ impl Sched {
             Sched::Ws => "ws",
             Sched::Central => "central",
             Sched::Fifo => "fifo",
+            Sched::Lifo => "lifo",
         }
     }
 }

@@ -7,13 +7,16 @@
 //! job from any thread to a shepherd. [`Queues`] picks one of the schedulers
 //! of `HERD_SCHED` (maestro-qthreads-scheduling.txt §3.3, §4.2):
 //!
-//! * [`Mts`] (default): one shared LIFO per shepherd; one worker at a time
-//!   steals a chunk of the oldest jobs of the nearest non-empty shepherd for
-//!   its whole shepherd;
+//! * [`Mts`] (default): one Chase–Lev deque per participant; idle workers
+//!   steal from their own shepherd first; one worker per shepherd at a time
+//!   steals a chunk of the oldest jobs of the nearest non-empty shepherd
+//!   into its own deque, for its siblings;
 //! * [`WorkStealing`] (`ws`): one Chase–Lev deque per participant
 //!   (crossbeam-deque), LIFO locally, FIFO steals from random victims;
 //! * [`Central`]: one queue for everyone;
-//! * [`Fifo`]: one FIFO per shepherd, jobs placed round-robin, no stealing.
+//! * [`Fifo`]: one FIFO per shepherd, jobs placed round-robin, no stealing;
+//! * [`ShepherdLifo`] (`lifo`): one locked LIFO per shepherd with `mts`'s
+//!   bulk remote steals — MAESTRO's MTS as the paper builds it.
 //!
 //! Every scheduler counts, in the caller's [`Counters`], the steals it makes.
 
@@ -22,6 +25,7 @@ pub(crate) mod counters;
 mod deques;
 mod fifo;
 pub(crate) mod job;
+mod lifo;
 mod mts;
 pub(crate) mod pending;
 mod shared;
@@ -32,6 +36,7 @@ pub(crate) use counters::{AllCounters, Counters};
 pub(crate) use deques::WorkStealing;
 pub(crate) use fifo::Fifo;
 pub(crate) use job::{HeapJob, JobRef, JobResult, StackJob};
+pub(crate) use lifo::ShepherdLifo;
 pub(crate) use mts::Mts;
 pub(crate) use pending::Pending;
 
@@ -100,10 +105,11 @@ pub(crate) trait Scheduler: Sync {
 /// The scheduler chosen for a pool: a closed set, dispatched by `match` so
 /// that the hot calls inline.
 pub(crate) enum Queues {
-    Mts(Mts),
+    Mts(Box<Mts>),
     Ws(Box<WorkStealing>),
     Central(Central),
     Fifo(Fifo),
+    Lifo(ShepherdLifo),
 }
 
 impl Queues {
@@ -118,10 +124,11 @@ impl Queues {
     ) -> Queues {
         let pending = Arc::clone(pending);
         match kind {
-            Sched::Mts => Queues::Mts(Mts::new(shepherds, chunk, pending)),
+            Sched::Mts => Queues::Mts(Box::new(Mts::new(shepherds, chunk, pending))),
             Sched::Ws => Queues::Ws(Box::new(WorkStealing::new(shepherds, pending))),
             Sched::Central => Queues::Central(Central::new(pending)),
             Sched::Fifo => Queues::Fifo(Fifo::new(shepherds, pending)),
+            Sched::Lifo => Queues::Lifo(ShepherdLifo::new(shepherds, chunk, pending)),
         }
     }
 
@@ -132,6 +139,7 @@ impl Queues {
             Queues::Ws(_) => Sched::Ws,
             Queues::Central(_) => Sched::Central,
             Queues::Fifo(_) => Sched::Fifo,
+            Queues::Lifo(_) => Sched::Lifo,
         }
     }
 }
@@ -143,6 +151,7 @@ macro_rules! each {
             Queues::Ws($q) => $e,
             Queues::Central($q) => $e,
             Queues::Fifo($q) => $e,
+            Queues::Lifo($q) => $e,
         }
     };
 }

@@ -41,6 +41,19 @@ impl Pending {
         }
     }
 
+    /// `n` jobs of `from` now sit in `to`'s queue (a bulk steal).
+    #[inline]
+    pub(crate) fn moved(&self, from: u32, to: u32, n: u32) {
+        if n > 0 {
+            if from != NO_SLOT {
+                self.slots[from as usize].fetch_sub(n, Ordering::Relaxed);
+            }
+            if to != NO_SLOT {
+                self.slots[to as usize].fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+
     #[inline]
     pub(crate) fn sub(&self, owner: u32) {
         if owner != NO_SLOT {
