@@ -43,12 +43,13 @@ test-rust:
 	# herd-la's OpenBLAS tile-kernel backend (serial OpenBLAS, -l openblas).
 	$(CARGO) test --release -p herd-la --features openblas
 
-# Model checks of the sleep/wake protocol and the latches, of herd-omp's
+# Model checks of the sleep/wake protocol, the latches, region post/acknowledge
+# down the wake tree and the mts steal ticket, of herd-omp's
 # worksharing ring and barrier (bounded), and of herd-flow's ready queue and
 # dependency counting.
 test-loom:
 	RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) \
-	  $(CARGO) test -p herd --release --lib --target-dir target/loom -- sync:: sched:: feb::
+	  $(CARGO) test -p herd --release --lib --target-dir target/loom -- sync:: sched:: feb:: pool::
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-omp --release --lib --target-dir target/loom -- loom_models
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-flow --release --lib --target-dir target/loom -- models
 

@@ -17,6 +17,63 @@ use crate::trace;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+/// How a wait went, for callers that adapt their spinning
+/// (`Registry::worker_main`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Waited {
+    /// How long it lasted, measured from its first clock reading (after 64
+    /// spins, or on going to sleep); `None` for a short wait, which reads
+    /// no clock at all.
+    pub(crate) lasted: Option<Duration>,
+    /// It went to sleep at least once.
+    pub(crate) slept: bool,
+}
+
+/// The spin window of a persistent worker between regions, adapted to the
+/// gaps it observes: a worker that slept through a gap shorter than
+/// [`AdaptiveSpin::MAX_FACTOR`] × the configured window spins for twice that
+/// gap next time (so that a program whose regions arrive every few hundred
+/// microseconds keeps its workers awake instead of paying a wake-up chain
+/// per region — the slow steady state of a fixed window shorter than the
+/// gap); a gap longer than that (a serial phase) returns to the configured
+/// window, and a wait that ended while spinning lets the window decay
+/// halfway back toward twice the gap it saw.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AdaptiveSpin {
+    base: Duration,
+    window: Duration,
+}
+
+impl AdaptiveSpin {
+    /// The most the window grows, as a multiple of the configured one.
+    pub(crate) const MAX_FACTOR: u32 = 32;
+
+    pub(crate) fn new(base: Duration) -> AdaptiveSpin {
+        AdaptiveSpin { base, window: base }
+    }
+
+    /// The window to spin for in the next wait.
+    #[inline]
+    pub(crate) fn window(&self) -> Duration {
+        self.window
+    }
+
+    /// Learns from one wait.
+    pub(crate) fn observe(&mut self, w: Waited) {
+        let Some(gap) = w.lasted else {
+            return; // a short wait: keep the window
+        };
+        let cap = self.base * Self::MAX_FACTOR;
+        self.window = if gap > cap {
+            self.base
+        } else if w.slept {
+            (gap * 2).clamp(self.base, cap)
+        } else {
+            ((self.window + gap * 2) / 2).clamp(self.base, cap)
+        };
+    }
+}
+
 impl Registry {
     /// Makes work visible to sleeping participants: call after queueing a
     /// job for `target`. `near` is the slot that queued it (0 from outside):
@@ -118,7 +175,7 @@ impl Registry {
     /// announced (see [`Parker::park_unless`]); `done(false)` the cheap check
     /// while spinning.
     pub(crate) fn wait_until(&self, slot: Option<usize>, parker: &Parker, done: impl Fn(bool) -> bool) {
-        self.wait_with(slot, parker, self.spin(), done)
+        self.wait_with(slot, parker, self.spin(), done);
     }
 
     /// [`Registry::wait_until`] with an explicit spin policy (`None`: spin
@@ -129,7 +186,7 @@ impl Registry {
         parker: &Parker,
         spin: Option<Duration>,
         done: impl Fn(bool) -> bool,
-    ) {
+    ) -> Waited {
         // While spinning, the condition (usually one cache line of our own) is
         // checked every iteration and the queues every `STEAL_EVERY`, so that a
         // region post is noticed within a few nanoseconds while idle
@@ -145,6 +202,10 @@ impl Registry {
         let mut owe_wake = false;
         // Idle since the first search for work that found nothing.
         let mut idle_since: Option<Instant> = None;
+        // The first clock reading of this wait (none for a short wait) and
+        // whether it slept: what the worker loop adapts its spinning to.
+        let mut first_clock: Option<Instant> = None;
+        let mut slept = false;
         let stop_idle = |since: &mut Option<Instant>| {
             if let (Some(t), Some(s)) = (since.take(), slot) {
                 crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);
@@ -156,7 +217,7 @@ impl Registry {
                 if owe_wake {
                     self.notify_work(Target::Anyone, slot.unwrap_or(0));
                 }
-                return;
+                return Waited { lasted: first_clock.map(|t| t.elapsed()), slept };
             }
             if let Some(s) = slot {
                 if spins.is_multiple_of(STEAL_EVERY) {
@@ -188,6 +249,7 @@ impl Registry {
                         continue;
                     }
                     let start = *spin_started.get_or_insert_with(Instant::now);
+                    first_clock.get_or_insert(start);
                     if start.elapsed() < limit {
                         continue;
                     }
@@ -208,6 +270,8 @@ impl Registry {
             let wake_now = done(false)
                 || announced.is_some_and(|s| s < self.team.load(Ordering::Relaxed) && self.sched.has_work(s));
             if !wake_now {
+                first_clock.get_or_insert_with(Instant::now);
+                slept = true;
                 if trace::enabled() {
                     trace::begin(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
                 }
@@ -253,4 +317,33 @@ pub(crate) fn wait_current(done: impl Fn(bool) -> bool) {
             }
         }
     })
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{AdaptiveSpin, Waited};
+    use std::time::Duration;
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
+    /// Regions every 300 µs with a 200 µs window: after one sleep the window
+    /// covers the gap; a long serial phase resets it; short waits keep it.
+    #[test]
+    fn window_follows_the_gaps() {
+        let mut a = AdaptiveSpin::new(us(200));
+        a.observe(Waited { lasted: Some(us(300)), slept: true });
+        assert_eq!(a.window(), us(600));
+        a.observe(Waited { lasted: None, slept: false });
+        assert_eq!(a.window(), us(600), "a short wait keeps the window");
+        a.observe(Waited { lasted: Some(us(250)), slept: false });
+        assert_eq!(a.window(), us(550), "decays halfway toward twice the gap");
+        a.observe(Waited { lasted: Some(us(50_000)), slept: true });
+        assert_eq!(a.window(), us(200), "a serial phase returns to the configured window");
+        a.observe(Waited { lasted: Some(us(6_000)), slept: true });
+        assert_eq!(a.window(), us(200) * AdaptiveSpin::MAX_FACTOR, "capped");
+        a.observe(Waited { lasted: Some(us(10)), slept: false });
+        assert_eq!(a.window(), us(3_210));
+    }
 }

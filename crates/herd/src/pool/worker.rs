@@ -2,6 +2,7 @@
 //! acknowledge), shutdown, binding to places, and which registry slot the
 //! calling thread occupies (`CURRENT`), with the one safe way to reach it.
 
+use super::idle::AdaptiveSpin;
 use super::port::{ADDRESS_BITS, TERMINATE};
 use super::region::Region;
 use super::registry::Registry;
@@ -133,9 +134,16 @@ impl Registry {
         // master's core): spinning there would only delay the master, so it
         // idles asleep, like the paper's workers blocked on a condition.
         let spin = if slot.is_some() { self.spin() } else { Some(Duration::ZERO) };
+        // Between regions the spin window adapts to the observed gaps (a
+        // configured window of zero — passive — or none — active — stays).
+        let mut adaptive = spin.filter(|d| !d.is_zero()).map(AdaptiveSpin::new);
         let mut seen = 0;
         loop {
-            self.wait_with(slot, &port.parker, spin, |last| port.has_mail(seen, last));
+            let window = adaptive.map_or(spin, |a| Some(a.window()));
+            let waited = self.wait_with(slot, &port.parker, window, |last| port.has_mail(seen, last));
+            if let Some(a) = adaptive.as_mut() {
+                a.observe(waited);
+            }
             let mail = port.mailbox.load(Ordering::Acquire);
             seen = mail >> ADDRESS_BITS;
             let address = mail & ((1 << ADDRESS_BITS) - 1);
