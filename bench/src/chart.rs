@@ -138,7 +138,9 @@ where
 /// Axis labels: no exponent for ordinary magnitudes.
 fn axis_label(v: f64) -> String {
     let a = v.abs();
-    if a >= 10.0 {
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 10.0 {
         format!("{v:.0}")
     } else if a >= 1.0 {
         format!("{v:.1}")
@@ -253,8 +255,16 @@ where
     let y_range = finite_y().fold(0.0f64, f64::min) * 1.25..(y_hi * 1.25).max(1e-9);
     // Log y: the positive values' range with some room (the legend goes above).
     let (y_lo_log, y_hi_log) =
-        positive_range(points().map(|p| p.1)).map_or((0.1, 10.0), |(lo, hi)| (lo / 1.6, hi * 4.0));
+        positive_range(points().map(|p| p.1)).map_or((0.1, 10.0), |(lo, hi)| (lo / 1.6, hi * 2.5));
     let drawable = |p: &(f64, f64)| p.1.is_finite() && (!l.log_y || p.1 > 0.0);
+    // Whole-number x values (thread counts): whole-number ticks only.
+    let integer_x = points().all(|p| p.0.fract() == 0.0);
+    let x_label = |v: &f64| match integer_x {
+        true if (v - v.round()).abs() < 1e-9 => format!("{}", v.round()),
+        true => String::new(),
+        false => axis_label(*v),
+    };
+    let x_ticks = if integer_x && !l.log_x { (x_hi - x_lo) as usize + 1 } else { 10 }.clamp(2, 16);
     let mut builder = ChartBuilder::on(area);
     builder.caption(&l.title, (FONT, 17)).margin(12).x_label_area_size(40).y_label_area_size(64);
     // Every branch draws the same way; only the coordinate types differ.
@@ -265,7 +275,9 @@ where
                 .configure_mesh()
                 .x_desc(l.x_desc)
                 .y_desc(l.y_desc)
-                .x_label_formatter(&|v| axis_label(*v))
+                .x_labels(x_ticks)
+                .y_labels(if l.log_y { 16 } else { 10 })
+                .x_label_formatter(&x_label)
                 .y_label_formatter(&|v| axis_label(*v))
                 .label_style((FONT, 13))
                 .draw()?;

@@ -210,6 +210,27 @@ pub fn markdown(points: &[Point]) -> String {
     md
 }
 
+/// The thread-sweep section of a driver's markdown report: a heading and
+/// the [`markdown`] tables.
+pub fn section(points: &[Point]) -> String {
+    format!(
+        "### Thread sweep: median against threads (herd ÷ peer below 1: herd faster)\n\n{}",
+        markdown(points)
+    )
+}
+
+/// [`write_charts`], then a line on standard error, `<prog>: wrote ...`
+/// or why it failed (a chart is not worth losing the measurements for).
+pub fn write_charts_and_say(prog: &str, dir: &Path, prefix: &str, caption: &str, points: &[Point]) {
+    match write_charts(dir, prefix, caption, points) {
+        Ok(files) => {
+            let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            eprintln!("{prog}: wrote {}", names.join(", "));
+        }
+        Err(e) => eprintln!("{prog}: thread-sweep charts failed: {e}"),
+    }
+}
+
 /// A file-name-safe form of a figure's name.
 fn file_part(name: &str) -> String {
     let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
@@ -250,8 +271,10 @@ pub fn panel(c: &Curves, colour: impl Fn(&str) -> RGBColor) -> Lines<'static> {
 }
 
 /// Draws one chart per figure into `dir`: `<prefix>-<figure>-threads.svg`
-/// and the same as `.png`; returns the files written. Contenders keep
-/// their colour across figures (first-seen order over all points).
+/// and the same as `.png`; returns the files written. Within a figure each
+/// contender has its own colour, by rank in the order of first appearance
+/// over all points (so herd's first contender is the first colour wherever
+/// it is the first to appear).
 pub fn write_charts(
     dir: &Path,
     prefix: &str,
@@ -264,9 +287,14 @@ pub fn write_charts(
             names.push(&p.contender);
         }
     }
-    let colour = |n: &str| PALETTE[names.iter().position(|m| *m == n).unwrap_or(0) % PALETTE.len()];
     let mut written = Vec::new();
     for (fig, benches) in figures(points) {
+        let here: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| benches.iter().any(|c| c.lines.iter().any(|(m, _)| m == n)))
+            .collect();
+        let colour = |n: &str| PALETTE[here.iter().position(|m| *m == n).unwrap_or(0) % PALETTE.len()];
         let panels: Vec<Panel> = benches.iter().map(|c| Panel::Lines(panel(c, colour))).collect();
         let columns = if panels.len() > 1 { 2 } else { 1 };
         let width = if columns > 1 { 1400 } else { 900 };
@@ -333,7 +361,8 @@ mod tests {
 
     #[test]
     fn tables_show_values_and_herd_over_peers() {
-        let md = markdown(&points());
+        let md = section(&points());
+        assert!(md.starts_with("### Thread sweep"));
         assert!(md.contains("#### `loops/static` (µs by threads)"), "{md}");
         assert!(md.contains("| threads | herd | libgomp | herd ÷ libgomp |"), "{md}");
         assert!(md.contains("| 1 | 5.00 | 10.0 | 0.500 |"), "{md}");

@@ -204,7 +204,12 @@ fn main() {
                 _ => loops_report(&results, st),
             };
             md.push_str(&section.markdown);
-            targets.extend(section.targets.into_iter().map(|t| Target { threads: st.threads, ..t }));
+            // A target of a 1-thread measurement is the same at every count: listed once.
+            for t in section.targets {
+                if !targets.iter().any(|u: &Target| u.name == t.name && u.value == t.value) {
+                    targets.push(Target { threads: st.threads, ..t });
+                }
+            }
             ratios.insert(b.clone(), serde_json::Value::Object(section.ratios));
         }
         ratios_by_threads.insert(st.threads.to_string(), serde_json::Value::Object(ratios.clone()));
@@ -219,11 +224,7 @@ fn main() {
         .collect();
     let sweeping = threads_list.len() > 1;
     if sweeping {
-        let _ = writeln!(
-            md,
-            "### Thread sweep: median against threads (herd ÷ peer below 1: herd faster)\n\n{}",
-            sweep::markdown(&points)
-        );
+        md.push_str(&sweep::section(&points));
     }
     if !targets.is_empty() {
         md.push_str(
@@ -293,13 +294,7 @@ fn main() {
     }
     eprintln!("compare: wrote {} and {}", json_path.display(), md_path.display());
     if sweeping {
-        match sweep::write_charts(&out_dir, &name, "Time against threads", &points) {
-            Ok(files) => {
-                let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-                eprintln!("compare: wrote {}", names.join(", "));
-            }
-            Err(e) => eprintln!("compare: thread-sweep charts failed: {e}"),
-        }
+        sweep::write_charts_and_say("compare", &out_dir, &name, "Time against threads", &points);
     }
 }
 

@@ -316,10 +316,9 @@ fn main() {
     if settings.conditions.is_empty() || settings.constructs.is_empty() {
         fail("--condition and --constructs need at least one entry");
     }
-    if !(settings.idle_ms > 0.0 && settings.idle_ms <= 60_000.0)
-        || settings.idle_reps == 0
-        || !(settings.epcc_delay_us > 0.0)
-    {
+    let idle_ok = settings.idle_ms > 0.0 && settings.idle_ms <= 60_000.0;
+    let delay_ok = settings.epcc_delay_us > 0.0 && settings.epcc_delay_us.is_finite();
+    if !idle_ok || settings.idle_reps == 0 || !delay_ok {
         fail("--idle-ms must be in (0, 60000], --idle-reps positive, --epcc-delay-us positive");
     }
     if rounds == 0 || timeout_s.is_nan() || timeout_s <= 0.0 {
@@ -484,13 +483,8 @@ fn main() {
     }
     if by_threads.len() > 1 {
         let prefix = format!("omp-{}", settings.name);
-        match sweep::write_charts(&paths.out_dir, &prefix, "OpenMP runtimes against threads", &points) {
-            Ok(files) => {
-                let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-                eprintln!("omp-compare: wrote {}", names.join(", "));
-            }
-            Err(e) => eprintln!("omp-compare: thread-sweep charts failed: {e}"),
-        }
+        let caption = "OpenMP runtimes against threads";
+        sweep::write_charts_and_say("omp-compare", &paths.out_dir, &prefix, caption, &points);
     }
     let _ = std::fs::remove_dir_all(&paths.run_dir);
 }
@@ -1579,11 +1573,7 @@ fn markdown(
         md.push_str(&tables(r, programs, runtimes, s, *t));
     }
     if by_threads.len() > 1 {
-        let _ = writeln!(
-            md,
-            "### Thread sweep: median against threads (herd ÷ peer below 1: herd faster)\n\n{}",
-            sweep::markdown(points)
-        );
+        md.push_str(&sweep::section(points));
     }
 
     // Failures, in full.

@@ -213,11 +213,7 @@ fn main() {
     let points = report.sweep_points();
     let sweeping = threads_list.len() > 1;
     if sweeping {
-        let _ = writeln!(
-            md,
-            "### Thread sweep: median seconds against threads (herd ÷ peer below 1: herd faster)\n\n{}",
-            sweep::markdown(&points)
-        );
+        md.push_str(&sweep::section(&points));
     }
     let pools_bound = pools.iter().all(|p| p.info().bound);
     if !pools_bound || (with_rayon && !rayon_bound) {
@@ -257,13 +253,7 @@ fn main() {
     }
     eprintln!("tasks: wrote {} and {}", json_path.display(), svg_path.display());
     if sweeping {
-        match sweep::write_charts(&out_dir, &name, "Task kernels against threads", &points) {
-            Ok(files) => {
-                let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-                eprintln!("tasks: wrote {}", names.join(", "));
-            }
-            Err(e) => fail(&format!("cannot draw the thread-sweep charts: {e}")),
-        }
+        sweep::write_charts_and_say("tasks", &out_dir, &name, "Task kernels against threads", &points);
     }
 }
 
