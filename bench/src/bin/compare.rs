@@ -164,7 +164,7 @@ fn main() {
 
     let machine = machine_info(&paths);
     eprintln!(
-        "compare: {} contenders x {} rounds on {} ({} CPUs), load average {}",
+        "compare: {} invocations (contenders x thread counts) x {} rounds on {} ({} CPUs), load average {}",
         contenders.len(),
         rounds,
         machine["cpu"].as_str().unwrap_or("?"),

@@ -264,6 +264,8 @@ fn main() {
     let c_dir: PathBuf = args.get("c-dir", Path::new(MANIFEST_DIR).join("build"));
     let out_dir: PathBuf = args.get("out-dir", Path::new(MANIFEST_DIR).join("results"));
     let png: Option<PathBuf> = args.opt("png");
+    let idle_ms: Option<f64> = args.opt("idle-ms");
+    let idle_reps: Option<u32> = args.opt("idle-reps");
     let list = |s: String| -> Vec<String> {
         s.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
     };
@@ -275,8 +277,8 @@ fn main() {
         quick,
         programs: list(only),
         conditions: list(args.get("condition", "warm".to_string())),
-        idle_ms: args.get("idle-ms", 50.0),
-        idle_reps: args.get("idle-reps", 1),
+        idle_ms: idle_ms.unwrap_or(50.0),
+        idle_reps: idle_reps.unwrap_or(1),
         epcc_delay_us: args.get("epcc-delay-us", 0.1),
         constructs: list(args.get("constructs", EPCC.map(|(c, _)| c).join(","))),
         runtimes: runtimes_arg.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
@@ -312,6 +314,9 @@ fn main() {
     if let Some(c) = settings.constructs.iter().find(|c| !EPCC.iter().any(|(e, _)| e == c)) {
         let all: Vec<&str> = EPCC.iter().map(|(e, _)| *e).collect();
         fail(&format!("--constructs: unknown construct {c:?} ({})", all.join(", ")));
+    }
+    if (idle_ms.is_some() || idle_reps.is_some()) && !settings.conditions.iter().any(|c| c == "idle") {
+        fail("--idle-ms and --idle-reps apply to --condition idle (e.g. --condition warm,idle)");
     }
     if settings.conditions.is_empty() || settings.constructs.is_empty() {
         fail("--condition and --constructs need at least one entry");
