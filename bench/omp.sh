@@ -7,6 +7,8 @@
 #   ./bench/omp.sh --quick            # 3 rounds, fewer samples → bench/results/omp-quick.*
 #   ./bench/omp.sh --only epcc --rounds 11 --name epcc11
 #   ./bench/omp.sh --runtimes libgomp,herd,serial --herd-preload target/release/libherd_omp.so
+#   ./bench/omp.sh --quick --threads 1,2,4,8,16 --name sweep   # thread sweep: + omp-sweep-<program>-threads.{svg,png}
+#   ./bench/omp.sh --only epcc --condition warm,idle --idle-ms 50 --epcc-delay-us 0.1   # EPCC warm and after idle
 # herd is measured when <target>/release/gomp/libgomp.so.1 exists (or with
 # --herd-gomp-dir DIR / --herd-preload LIB); otherwise it is skipped with a
 # message. When the workspace has crates/herd-omp it is built first.

@@ -4,6 +4,7 @@
 #   ./bench/run.sh              # full run: 11 rounds, writes bench/results/full.json
 #   ./bench/run.sh --quick      # 3 rounds, fewer samples: bench/results/quick.json
 #   ./bench/run.sh --only region --rounds 21 --name region21
+#   ./bench/run.sh --quick --threads 1,2,4,8,16 --name sweep   # thread sweep: + sweep-{region,fib,loops}-threads.{svg,png}
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s -C bench c-programs

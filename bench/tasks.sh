@@ -4,6 +4,7 @@
 # (bench/src/bin/arraywalk.rs: throttling off / auto / fixed(1)).
 #   ./bench/tasks.sh                         # full suite: 5 rounds → bench/results/tasks-full.{json,svg}
 #   ./bench/tasks.sh --only fib,uts --rounds 3 --grain fib=20 --name fib-uts
+#   ./bench/tasks.sh --threads 1,2,4,8,16 --rounds 3 --name sweep   # thread sweep: + sweep-<kernel>-threads.{svg,png}
 #   ./bench/tasks.sh arraywalk               # full sweep → bench/results/arraywalk-full.{json,svg}
 #   ./bench/tasks.sh small                   # smoke run of both at tiny sizes (1 round; results in $TMPDIR)
 set -euo pipefail

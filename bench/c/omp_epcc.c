@@ -3,6 +3,7 @@
  * schedbench; this is an independent implementation of that method).
  *
  * usage: omp_epcc [--samples N] [--target-ms T] [--delay-us D] [--only a,b,...]
+ *                 [--idle-ms M [--idle-reps R]]
  *
  * Method. A "delay" is a dependent chain of float additions calibrated to
  * take D µs (default 0.1, EPCC's default). For each construct, the test
@@ -16,6 +17,22 @@
  * median(test) - median(reference), per construct execution, in
  * microseconds (EPCC's "median overhead"). The samples' spread is reported
  * as min/max of test_k - median(reference).
+ *
+ * After-idle condition (--idle-ms M, M > 0; the default 0 is the warm
+ * condition above). What a program pays when it enters a construct after a
+ * pause, once the runtime's workers have gone to sleep (or are still
+ * spinning: libgomp spins GOMP_SPINCOUNT iterations, LLVM libomp
+ * KMP_BLOCKTIME = 200 ms by default, before sleeping). innerreps is R
+ * (--idle-reps, default 1: only the first construct after the pause; for
+ * critical, lock and atomic R per thread), not calibrated. Each of the N
+ * samples sleeps M ms on the master thread outside any parallel region,
+ * then times the reference; sleeps M ms again, then times the test; the
+ * overhead is reported as in the warm condition (per construct, median of
+ * test_k - median(reference)). Sleeping before the reference too charges
+ * the master core's own wake-up (frequency, caches) to both sides. The
+ * constructs that run inside one parallel region (for, barrier, single,
+ * critical, lock, atomic, schedbench, pingpong) then include that region's
+ * start: the team has to be woken either way.
  *
  * Constructs (2 threads: one delay per thread per construct, as EPCC):
  *   parallel      #pragma omp parallel { delay }
@@ -58,9 +75,10 @@
  *
  * Output: one JSON line per construct (bench "omp_epcc", case = construct,
  * value = overhead in µs, plus test_us, ref_us, min, max, innerreps,
- * samples, delay_us). Built without -fopenmp (omp_epcc_serial) every
+ * samples, delay_us, condition "warm" or "idle", idle_ms). Built without -fopenmp (omp_epcc_serial) every
  * construct is a no-op: the "overheads" then show the floor of the method. */
 #include "bench.h"
+#include <errno.h>
 
 #define MAXT 64
 #define PAD 16 /* longs: 128 bytes between per-thread counters */
@@ -97,6 +115,13 @@ static long calibrate_delay(double us) {
     long n = 1;
     while (time_delay(n) * 1e6 < us && n < (1L << 30)) n = n * 11 / 10 + 1;
     return n;
+}
+
+/* Sleeps `ms` milliseconds (the master thread, outside any parallel region). */
+static void sleep_ms(double ms) {
+    struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (double)(time_t)(ms / 1000)) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
 }
 
 /* ---- timed tests and their references: seconds for `reps` constructs ---- */
@@ -479,24 +504,25 @@ struct construct {
     double (*test)(long reps);
     double (*ref)(long reps);
     const char *(*check)(void);
+    int per_thread; /* test(reps) runs reps / nthreads constructs per thread */
 };
 
 static const struct construct CONSTRUCTS[] = {
-    {"parallel", test_parallel, ref_delay, check_team_size},
-    {"for", test_for, ref_delay, check_for},
-    {"parallel_for", test_parallel_for, ref_delay, check_parallel_for},
-    {"barrier", test_barrier, ref_delay, check_barrier},
-    {"single", test_single, ref_delay, check_single},
-    {"critical", test_critical, ref_delay, check_critical},
-    {"lock", test_lock, ref_delay, check_lock},
-    {"atomic", test_atomic, ref_atomic, check_atomic},
-    {"reduction", test_reduction, ref_reduction, check_reduction},
-    {"sched_static", test_sched_static, ref_sched, check_sched_static},
-    {"sched_static_1", test_sched_static_1, ref_sched, check_sched_static_1},
-    {"sched_dynamic_1", test_sched_dynamic_1, ref_sched, check_sched_dynamic_1},
-    {"sched_dynamic_16", test_sched_dynamic_16, ref_sched, check_sched_dynamic_16},
-    {"sched_guided_1", test_sched_guided_1, ref_sched, check_sched_guided_1},
-    {"pingpong", test_pingpong, ref_pingpong, check_pingpong},
+    {"parallel", test_parallel, ref_delay, check_team_size, 0},
+    {"for", test_for, ref_delay, check_for, 0},
+    {"parallel_for", test_parallel_for, ref_delay, check_parallel_for, 0},
+    {"barrier", test_barrier, ref_delay, check_barrier, 0},
+    {"single", test_single, ref_delay, check_single, 0},
+    {"critical", test_critical, ref_delay, check_critical, 1},
+    {"lock", test_lock, ref_delay, check_lock, 1},
+    {"atomic", test_atomic, ref_atomic, check_atomic, 1},
+    {"reduction", test_reduction, ref_reduction, check_reduction, 0},
+    {"sched_static", test_sched_static, ref_sched, check_sched_static, 0},
+    {"sched_static_1", test_sched_static_1, ref_sched, check_sched_static_1, 0},
+    {"sched_dynamic_1", test_sched_dynamic_1, ref_sched, check_sched_dynamic_1, 0},
+    {"sched_dynamic_16", test_sched_dynamic_16, ref_sched, check_sched_dynamic_16, 0},
+    {"sched_guided_1", test_sched_guided_1, ref_sched, check_sched_guided_1, 0},
+    {"pingpong", test_pingpong, ref_pingpong, check_pingpong, 0},
 };
 #define NCONSTRUCTS (int)(sizeof CONSTRUCTS / sizeof CONSTRUCTS[0])
 
@@ -514,7 +540,8 @@ static int selected(const char *only, const char *name) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: omp_epcc [--samples N] [--target-ms T] [--delay-us D] [--only a,b,...]\nconstructs:");
+    fprintf(stderr, "usage: omp_epcc [--samples N] [--target-ms T] [--delay-us D] [--only a,b,...] "
+                    "[--idle-ms M [--idle-reps R]]\nconstructs:");
     for (int c = 0; c < NCONSTRUCTS; c++) fprintf(stderr, " %s", CONSTRUCTS[c].name);
     fprintf(stderr, "\n");
     exit(2);
@@ -522,7 +549,8 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
     int samples = 20;
-    double target_ms = 2.0, delay_us = 0.1;
+    double target_ms = 2.0, delay_us = 0.1, idle_ms = 0.0;
+    long idle_reps = 1;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (i + 1 >= argc) usage();
@@ -530,9 +558,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--target-ms")) target_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--delay-us")) delay_us = atof(argv[++i]);
         else if (!strcmp(argv[i], "--only")) only = argv[++i];
+        else if (!strcmp(argv[i], "--idle-ms")) idle_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--idle-reps")) idle_reps = atol(argv[++i]);
         else usage();
     }
-    if (samples < 1 || samples > MAX_SAMPLES || !(target_ms > 0) || !(delay_us > 0)) usage();
+    if (samples < 1 || samples > MAX_SAMPLES || !(target_ms > 0) || !(delay_us > 0) || !(idle_ms >= 0) ||
+        idle_ms > 60000 || idle_reps < 1)
+        usage();
+    int idle = idle_ms > 0;
     for (int c = 0, found = 0; only && c <= NCONSTRUCTS; c++) {
         if (c == NCONSTRUCTS && !found) usage();
         if (c < NCONSTRUCTS) found += selected(only, CONSTRUCTS[c].name);
@@ -551,11 +584,13 @@ int main(int argc, char **argv) {
         const char *err = k->check();
         if (err) die(bench, err);
 
-        /* innerreps: a multiple of nthreads, doubled until a test takes
-         * target_ms (the least of 3 tries, so that one preemption does not
-         * stop the doubling early) */
-        long reps = 8 * nthreads;
-        for (;;) {
+        /* innerreps: after idle, idle_reps constructs (per thread where the
+         * test divides them among the threads); warm, a multiple of
+         * nthreads, doubled until a test takes target_ms (the least of 3
+         * tries, so that one preemption does not stop the doubling early) */
+        long reps = idle ? idle_reps * (k->per_thread ? nthreads : 1) : 8 * nthreads;
+        if (idle) k->test(reps); /* warm-up: code and data paged in */
+        for (; !idle;) {
             double best = 1e30;
             for (int i = 0; i < 3; i++) {
                 double t = k->test(reps);
@@ -568,7 +603,9 @@ int main(int argc, char **argv) {
 
         double test[MAX_SAMPLES], ref[MAX_SAMPLES], over[MAX_SAMPLES];
         for (int s = 0; s < samples; s++) {
+            if (idle) sleep_ms(idle_ms);
             ref[s] = k->ref(reps) / (double)reps * 1e6;
+            if (idle) sleep_ms(idle_ms);
             test[s] = k->test(reps) / (double)reps * 1e6;
         }
         double ref_med = median(ref, samples);
@@ -580,8 +617,9 @@ int main(int argc, char **argv) {
         char extra[400];
         snprintf(extra, sizeof extra,
                  ",\"test_us\":%.9g,\"ref_us\":%.9g,\"min\":%.9g,\"max\":%.9g,\"samples\":%d,\"innerreps\":%ld,"
-                 "\"delay_us\":%.6g,\"delaylength\":%ld",
-                 test_med, ref_med, over_min, over_max, samples, reps, delay_real_us, delaylength);
+                 "\"delay_us\":%.6g,\"delaylength\":%ld,\"condition\":\"%s\",\"idle_ms\":%.6g",
+                 test_med, ref_med, over_min, over_max, samples, reps, delay_real_us, delaylength,
+                 idle ? "idle" : "warm", idle_ms);
         emit_omp(bench, k->name, nthreads, test_med - ref_med, "us", bound, extra);
     }
     omp_destroy_lock(&lock);

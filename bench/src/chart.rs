@@ -1,7 +1,8 @@
 //! The drivers' charts (plotters): grouped bars on a log axis ([`Bars`],
 //! used by `omp-compare` and `tasks`) and lines ([`Lines`], used by
-//! `arraywalk`), stacked as panels in one SVG, or PNG when the file name
-//! ends in `.png`.
+//! `arraywalk` and the thread sweeps of [`crate::sweep`]), as panels in one
+//! SVG — stacked ([`draw`]) or in a grid ([`draw_grid`]) — or PNG when the
+//! file name ends in `.png`.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -49,6 +50,9 @@ pub struct Lines<'a> {
     pub y_desc: &'a str,
     /// Logarithmic x axis.
     pub log_x: bool,
+    /// Logarithmic y axis (only the positive values are drawn); otherwise
+    /// linear from 0.
+    pub log_y: bool,
     /// The lines.
     pub series: Vec<Series>,
     /// Vertical reference lines: (x, label).
@@ -84,12 +88,27 @@ pub fn draw(
     panel_height: u32,
     panels: &[Panel],
 ) -> Result<(), String> {
+    draw_grid(path, caption, width, panel_height, 1, panels)
+}
+
+/// [`draw`] with the panels in `columns` columns, row by row (`width` is the
+/// whole figure's).
+pub fn draw_grid(
+    path: &Path,
+    caption: &str,
+    width: u32,
+    panel_height: u32,
+    columns: usize,
+    panels: &[Panel],
+) -> Result<(), String> {
     register_font();
-    let size = (width, panel_height * panels.len().max(1) as u32 + 40);
+    let columns = columns.clamp(1, panels.len().max(1));
+    let rows = panels.len().max(1).div_ceil(columns);
+    let size = (width, panel_height * rows as u32 + 40);
     let result = if path.extension().is_some_and(|e| e == "png") {
-        draw_panels(&BitMapBackend::new(path, size).into_drawing_area(), panels, caption)
+        draw_panels(&BitMapBackend::new(path, size).into_drawing_area(), panels, caption, (rows, columns))
     } else {
-        draw_panels(&SVGBackend::new(path, size).into_drawing_area(), panels, caption)
+        draw_panels(&SVGBackend::new(path, size).into_drawing_area(), panels, caption, (rows, columns))
     };
     result.map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -98,13 +117,14 @@ fn draw_panels<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     panels: &[Panel],
     caption: &str,
+    grid: (usize, usize),
 ) -> Result<(), Box<dyn std::error::Error>>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
     let root = root.titled(caption, (FONT, 22))?;
-    let areas = root.split_evenly((panels.len().max(1), 1));
+    let areas = root.split_evenly(grid);
     for (area, panel) in areas.iter().zip(panels) {
         match panel {
             Panel::Bars(b) => draw_bars(area, b)?,
@@ -118,7 +138,9 @@ where
 /// Axis labels: no exponent for ordinary magnitudes.
 fn axis_label(v: f64) -> String {
     let a = v.abs();
-    if a >= 10.0 {
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 10.0 {
         format!("{v:.0}")
     } else if a >= 1.0 {
         format!("{v:.1}")
@@ -227,24 +249,41 @@ where
     let points = || l.series.iter().flat_map(|(_, _, p)| p.iter().copied());
     let (x_lo, x_hi) =
         positive_range(points().map(|p| p.0).chain(l.marks.iter().map(|m| m.0))).unwrap_or((1.0, 10.0));
-    let y_hi = points().map(|p| p.1).filter(|y| y.is_finite()).fold(0.0f64, f64::max);
-    let y_range = 0.0..(y_hi * 1.25).max(1e-9);
+    let finite_y = || points().map(|p| p.1).filter(|y| y.is_finite());
+    let y_hi = finite_y().fold(0.0f64, f64::max);
+    // Linear y: from 0, or below it when a value is negative (e.g. an overhead within noise).
+    let y_range = finite_y().fold(0.0f64, f64::min) * 1.25..(y_hi * 1.25).max(1e-9);
+    // Log y: the positive values' range with some room (the legend goes above).
+    let (y_lo_log, y_hi_log) =
+        positive_range(points().map(|p| p.1)).map_or((0.1, 10.0), |(lo, hi)| (lo / 1.6, hi * 2.5));
+    let drawable = |p: &(f64, f64)| p.1.is_finite() && (!l.log_y || p.1 > 0.0);
+    // Whole-number x values (thread counts): whole-number ticks only.
+    let integer_x = points().all(|p| p.0.fract() == 0.0);
+    let x_label = |v: &f64| match integer_x {
+        true if (v - v.round()).abs() < 1e-9 => format!("{}", v.round()),
+        true => String::new(),
+        false => axis_label(*v),
+    };
+    let x_ticks = if integer_x && !l.log_x { (x_hi - x_lo) as usize + 1 } else { 10 }.clamp(2, 16);
     let mut builder = ChartBuilder::on(area);
     builder.caption(&l.title, (FONT, 17)).margin(12).x_label_area_size(40).y_label_area_size(64);
-    // Both branches draw the same way; only the x coordinate type differs.
+    // Every branch draws the same way; only the coordinate types differ.
     macro_rules! plot {
-        ($chart:expr) => {{
+        ($chart:expr, $y_lo:expr, $y_hi:expr) => {{
             let mut chart = $chart;
             chart
                 .configure_mesh()
                 .x_desc(l.x_desc)
                 .y_desc(l.y_desc)
-                .x_label_formatter(&|v| axis_label(*v))
+                .x_labels(x_ticks)
+                .y_labels(if l.log_y { 16 } else { 10 })
+                .x_label_formatter(&x_label)
                 .y_label_formatter(&|v| axis_label(*v))
                 .label_style((FONT, 13))
                 .draw()?;
             for (name, colour, pts) in &l.series {
                 let colour = *colour;
+                let pts: Vec<(f64, f64)> = pts.iter().copied().filter(drawable).collect();
                 chart
                     .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?
                     .label(name.clone())
@@ -254,17 +293,32 @@ where
             for (x, text) in &l.marks {
                 let style = RGBColor(200, 0, 0).stroke_width(1);
                 chart
-                    .draw_series(LineSeries::new([(*x, y_range.start), (*x, y_range.end)], style))?
+                    .draw_series(LineSeries::new([(*x, $y_lo), (*x, $y_hi)], style))?
                     .label(text.clone())
                     .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], style));
             }
             legend(&mut chart)?;
         }};
     }
-    if l.log_x {
-        plot!(builder.build_cartesian_2d((x_lo / 1.2..x_hi * 1.2).log_scale(), y_range.clone())?);
-    } else {
-        plot!(builder.build_cartesian_2d(x_lo..x_hi, y_range.clone())?);
+    let log_y = (y_lo_log..y_hi_log).log_scale();
+    // Linear x: a margin so that the end points are not on the frame.
+    let pad = ((x_hi - x_lo) * 0.05).max(0.05);
+    let x_lin = x_lo - pad..x_hi + pad;
+    match (l.log_x, l.log_y) {
+        (true, true) => plot!(
+            builder.build_cartesian_2d((x_lo / 1.2..x_hi * 1.2).log_scale(), log_y)?,
+            y_lo_log,
+            y_hi_log
+        ),
+        (true, false) => plot!(
+            builder.build_cartesian_2d((x_lo / 1.2..x_hi * 1.2).log_scale(), y_range.clone())?,
+            y_range.start,
+            y_range.end
+        ),
+        (false, true) => plot!(builder.build_cartesian_2d(x_lin, log_y)?, y_lo_log, y_hi_log),
+        (false, false) => {
+            plot!(builder.build_cartesian_2d(x_lin, y_range.clone())?, y_range.start, y_range.end)
+        }
     }
     Ok(())
 }
@@ -291,6 +345,7 @@ mod tests {
                 x_desc: "MiB",
                 y_desc: "GB/s",
                 log_x: true,
+                log_y: false,
                 series: vec![("t".into(), PALETTE[1], vec![(1.0, 2.0), (4.0, 3.0)])],
                 marks: vec![(2.0, "LLC".into())],
             }),

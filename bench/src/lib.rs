@@ -8,6 +8,7 @@
 //! every contender round by round and reports medians.
 
 pub mod chart;
+pub mod sweep;
 pub mod tasks;
 
 use serde::{Deserialize, Serialize};
@@ -265,6 +266,16 @@ impl Args {
         match self.given.get(key)? {
             None => fail(&format!("--{key} needs a value")),
             Some(v) => Some(v.parse().unwrap_or_else(|_| fail(&format!("--{key}: invalid value {v:?}")))),
+        }
+    }
+
+    /// The thread counts of `--threads` (`2`, or a list `1,2,4,8`: see
+    /// [`sweep::parse_threads`]), or `[default]` when absent; exits via
+    /// [`fail`] on a bad list.
+    pub fn threads(&mut self, default: usize) -> Vec<usize> {
+        match self.opt::<String>("threads") {
+            None => vec![default],
+            Some(s) => sweep::parse_threads(&s).unwrap_or_else(|e| fail(&e)),
         }
     }
 
@@ -559,6 +570,8 @@ mod tests {
         assert_eq!(a.get("threads", 2usize), 2);
         assert_eq!(a.opt::<u32>("absent"), None);
         a.finish();
+        assert_eq!(Args::parse(v("--threads 4,1,2")).unwrap().threads(2), [1, 2, 4]);
+        assert_eq!(Args::default().threads(2), [2]);
         assert!(Args::parse(v("positional")).is_err());
     }
 

@@ -269,6 +269,7 @@ fn main() {
         x_desc: "MiB per worker (log scale)",
         y_desc: "GB/s",
         log_x: true,
+        log_y: false,
         series: modes
             .iter()
             .enumerate()

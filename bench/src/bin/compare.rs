@@ -5,8 +5,18 @@
 //! (and `.md`). It builds nothing: `bench/run.sh` builds, then calls it.
 //!
 //! usage: compare [--rounds 11] [--quick] [--only region,fib,loops]
-//!                [--threads 2] [--name NAME] [--c-dir DIR] [--out-dir DIR]
-//!                [--libomp PATH] [--no-omp-fib]
+//!                [--threads 2 | --threads 1,2,4,8] [--name NAME] [--c-dir DIR]
+//!                [--out-dir DIR] [--libomp PATH] [--no-omp-fib]
+//!
+//! `--threads` takes one count or a list (a thread sweep): every contender
+//! runs at every count, all of them in the same rounds (the order rotating
+//! over every (contender, count) pair); an invocation that is the same at
+//! two counts (`fib` on 1 thread, the sequential runs) runs once per round.
+//! The report then has the tables for each count, a table per benchmark of
+//! the medians against threads with herd ÷ each peer, and a chart per
+//! benchmark, `<name>-{region,fib,loops}-threads.{svg,png}`. At 1 thread the
+//! ping-pong floor (which needs 2) is left out. The JSON's `sweep` holds one
+//! record per (benchmark, contender, threads) in every run.
 //!
 //! Each contender is one process invocation per round (a Rust binary next to
 //! this one, or an OpenMP program from `bench/build/`), which warms up, takes
@@ -17,6 +27,7 @@
 //! `libgomp.so.1`; each program reports which runtime it really ran on, and
 //! the driver checks it.
 
+use herd_bench::sweep::{self, Point};
 use herd_bench::{
     fail, find_libomp, first_output_line, make_shim, omp_env, parse_records, read_trimmed, Args, Record,
     Summary,
@@ -38,7 +49,11 @@ const LOOP_SCHEDULES: [&str; 5] = ["static", "static,1024", "dynamic,1024", "dyn
 #[derive(Clone, Debug, Serialize)]
 struct Settings {
     rounds: usize,
+    /// The thread count of this part of the report (the largest of
+    /// `sweep_threads` in the JSON).
     threads: usize,
+    /// Every thread count run (`--threads`).
+    sweep_threads: Vec<usize>,
     quick: bool,
     benches: Vec<String>,
     region_regions: u64,
@@ -81,7 +96,7 @@ fn main() {
     let mut args = Args::from_env();
     let quick = args.flag("quick");
     let rounds: usize = args.get("rounds", if quick { 3 } else { 11 });
-    let threads: usize = args.get("threads", 2);
+    let threads_list = args.threads(2);
     let only: String = args.get("only", "region,fib,loops".to_string());
     let name: String = args.get("name", if quick { "quick".to_string() } else { "full".to_string() });
     let c_dir: PathBuf = args.get("c-dir", Path::new(MANIFEST_DIR).join("build"));
@@ -94,12 +109,14 @@ fn main() {
     if let Some(b) = benches.iter().find(|b| !["region", "fib", "loops"].contains(&b.as_str())) {
         fail(&format!("--only: unknown benchmark {b:?} (region, fib, loops)"));
     }
-    if rounds == 0 || threads < 2 {
-        fail("--rounds must be positive and --threads at least 2");
+    if rounds == 0 {
+        fail("--rounds must be positive");
     }
+    let threads = *threads_list.last().expect("at least one thread count");
     let settings = Settings {
         rounds,
         threads,
+        sweep_threads: threads_list.clone(),
         quick,
         benches,
         region_regions: if quick { 5_000 } else { 20_000 },
@@ -125,7 +142,17 @@ fn main() {
         }
     };
     let paths = Paths { rust_bin, c_dir, libomp_shim };
-    let contenders = contenders(&settings, &paths);
+    // The contenders at each thread count, and every distinct invocation
+    // among them (run once per round, whatever the counts it serves).
+    let at = |t: usize| Settings { threads: t, ..settings.clone() };
+    let blocks: Vec<(Settings, Vec<Contender>)> =
+        threads_list.iter().map(|&t| (at(t), contenders(&at(t), &paths))).collect();
+    let mut contenders: Vec<Contender> = Vec::new();
+    for c in blocks.iter().flat_map(|(_, cs)| cs) {
+        if !contenders.iter().any(|u| command_line(u) == command_line(c)) {
+            contenders.push(c.clone());
+        }
+    }
     for c in &contenders {
         if !c.program.is_file() {
             fail(&format!(
@@ -137,7 +164,7 @@ fn main() {
 
     let machine = machine_info(&paths);
     eprintln!(
-        "compare: {} contenders x {} rounds on {} ({} CPUs), load average {}",
+        "compare: {} invocations (contenders x thread counts) x {} rounds on {} ({} CPUs), load average {}",
         contenders.len(),
         rounds,
         machine["cpu"].as_str().unwrap_or("?"),
@@ -145,41 +172,70 @@ fn main() {
         machine["loadavg_start"].as_str().unwrap_or("?")
     );
 
-    // Round by round, every contender once, the order rotating.
+    // Round by round, every invocation once, the order rotating. Values are
+    // kept by command line (an id names a contender at one thread count).
     let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut last: BTreeMap<String, Record> = BTreeMap::new();
     for round in 0..rounds {
         let start = std::time::Instant::now();
         for c in rotated(&contenders, round) {
             let rec = run_contender(c);
-            values.entry(c.id.clone()).or_default().push(rec.value);
-            last.insert(c.id.clone(), rec);
+            values.entry(command_line(c)).or_default().push(rec.value);
+            last.insert(command_line(c), rec);
         }
         eprintln!("compare: round {}/{} done in {:.1} s", round + 1, rounds, start.elapsed().as_secs_f64());
     }
     let loadavg_end = read_trimmed("/proc/loadavg");
 
-    let results = Results { contenders: &contenders, values: &values, last: &last };
     let mut md = String::new();
     let mut targets = Vec::new();
+    let mut ratios_by_threads = serde_json::Map::new();
     let mut ratios = serde_json::Map::new();
-    for b in &settings.benches {
-        let section = match b.as_str() {
-            "region" => region_report(&results, &settings),
-            "fib" => fib_report(&results, &settings),
-            _ => loops_report(&results, &settings),
-        };
-        md.push_str(&section.markdown);
-        targets.extend(section.targets);
-        ratios.insert(b.clone(), serde_json::Value::Object(section.ratios));
+    for (st, cs) in &blocks {
+        // This thread count's measurements, by contender id.
+        let values: BTreeMap<String, Vec<f64>> = by_id(cs, &values);
+        let last: BTreeMap<String, Record> = by_id(cs, &last);
+        let results = Results { contenders: cs, values: &values, last: &last };
+        ratios = serde_json::Map::new();
+        for b in &st.benches {
+            let section = match b.as_str() {
+                "region" => region_report(&results, st),
+                "fib" => fib_report(&results, st),
+                _ => loops_report(&results, st),
+            };
+            md.push_str(&section.markdown);
+            // A target of a 1-thread measurement is the same at every count: listed once.
+            for t in section.targets {
+                if !targets.iter().any(|u: &Target| u.name == t.name && u.value == t.value) {
+                    targets.push(Target { threads: st.threads, ..t });
+                }
+            }
+            ratios.insert(b.clone(), serde_json::Value::Object(section.ratios));
+        }
+        ratios_by_threads.insert(st.threads.to_string(), serde_json::Value::Object(ratios.clone()));
+    }
+    let points: Vec<Point> = contenders
+        .iter()
+        .filter_map(|c| {
+            let (bench, name) = sweep_key(&c.id)?;
+            let key = command_line(c);
+            Some(Point::new(&bench, &name, c.threads, &last[&key].unit, &values[&key], false))
+        })
+        .collect();
+    let sweeping = threads_list.len() > 1;
+    if sweeping {
+        md.push_str(&sweep::section(&points));
     }
     if !targets.is_empty() {
-        md.push_str("### Targets\n\n| target | measured | required | met |\n|---|---|---|---|\n");
+        md.push_str(
+            "### Targets\n\n| target | threads | measured | required | met |\n|---|---|---|---|---|\n",
+        );
         for t in &targets {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} {} | {} |",
+                "| {} | {} | {} | {} {} | {} |",
                 t.name,
+                t.threads,
                 fmt(t.value),
                 t.cmp,
                 fmt(t.threshold),
@@ -189,8 +245,11 @@ fn main() {
         md.push('\n');
     }
     let reproduce = format!("./bench/run.sh {}", argv.join(" ")).trim_end().to_string();
-    let unbound: Vec<&str> =
-        last.iter().filter(|(_, r)| !r.bound && r.threads > 1).map(|(id, _)| id.as_str()).collect();
+    let unbound: Vec<String> = contenders
+        .iter()
+        .filter(|c| last.get(&command_line(c)).is_some_and(|r| !r.bound && r.threads > 1))
+        .map(|c| format!("{} ({} threads)", c.id, c.threads))
+        .collect();
     if !unbound.is_empty() {
         let _ = writeln!(md, "Warning: not bound to distinct CPUs: {}\n", unbound.join(", "));
     }
@@ -209,15 +268,18 @@ fn main() {
         "loadavg_end": loadavg_end,
         "settings": settings,
         "contenders": contenders.iter().map(|c| {
-            let v = &values[&c.id];
+            let key = command_line(c);
+            let v = &values[&key];
             json!({
                 "id": c.id, "label": c.label, "program": c.program, "args": c.args, "env": c.env,
-                "impl": c.expect_impl, "threads": c.threads, "unit": last[&c.id].unit,
-                "summary": Summary::of(v), "rounds": v, "last_record": last[&c.id],
+                "impl": c.expect_impl, "threads": c.threads, "unit": last[&key].unit,
+                "summary": Summary::of(v), "rounds": v, "last_record": last[&key],
             })
         }).collect::<Vec<_>>(),
         "ratios": ratios,
+        "ratios_by_threads": ratios_by_threads,
         "targets": targets,
+        "sweep": points,
     });
     if let Err(e) = std::fs::create_dir_all(&out_dir) {
         fail(&format!("cannot create {}: {e}", out_dir.display()));
@@ -231,6 +293,35 @@ fn main() {
         }
     }
     eprintln!("compare: wrote {} and {}", json_path.display(), md_path.display());
+    if sweeping {
+        sweep::write_charts_and_say("compare", &out_dir, &name, "Time against threads", &points);
+    }
+}
+
+/// The entries of `m` (keyed by command line) of the contenders `cs`, keyed by their ids.
+fn by_id<T: Clone>(cs: &[Contender], m: &BTreeMap<String, T>) -> BTreeMap<String, T> {
+    cs.iter().filter_map(|c| Some((c.id.clone(), m.get(&command_line(c))?.clone()))).collect()
+}
+
+/// The sweep benchmark and contender name of a contender id (see
+/// [`contenders`]), or `None` for one not charted against threads
+/// (`fib/seq`: the sequential runs are shown by `fib/seq-calls`).
+fn sweep_key(id: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = id.split('/').collect();
+    let (bench, name) = match parts.as_slice() {
+        ["region", "omp", lib] => ("region".to_string(), lib.to_string()),
+        ["region", "pingpong"] => ("region".into(), "floor (ping-pong)".into()),
+        ["region", imp] => ("region".into(), imp.to_string()),
+        ["fib", "seq-calls"] => ("fib".into(), "sequential".into()),
+        ["fib", imp, lib] if imp.starts_with("omp") => ("fib".into(), lib.to_string()),
+        ["fib", imp, _] => ("fib".into(), imp.to_string()),
+        ["loops", "herd", "adaptive"] => ("loops/auto".into(), "herd adaptive".into()),
+        ["loops", "rayon", _] => ("loops/auto".into(), "rayon par_iter".into()),
+        ["loops", "herd", sched] => (format!("loops/{sched}"), "herd".into()),
+        ["loops", "omp", sched, lib] => (format!("loops/{sched}"), lib.to_string()),
+        _ => return None,
+    };
+    Some((bench, name))
 }
 
 /// Every contender of the selected benchmarks.
@@ -292,6 +383,9 @@ fn contenders(s: &Settings, p: &Paths) -> Vec<Contender> {
             ("rayon-install", "Rayon `ThreadPool::broadcast` inside `pool.install`"),
             ("pingpong", "floor: one cache-line round trip between 2 bound spinning threads"),
         ] {
+            if imp == "pingpong" && t < 2 {
+                continue; // the floor needs two threads
+            }
             let base = imp.split('-').next().unwrap_or(imp);
             let args = a(&["--impl", imp, "--threads", &t.to_string(), "--regions", &r, "--samples", &n]);
             v.push(rust("region", &format!("region/{imp}"), label, "bench-region", base, t, args));
@@ -307,8 +401,9 @@ fn contenders(s: &Settings, p: &Paths) -> Vec<Contender> {
             let args = a(&["--impl", imp, "--n", &n, "--samples", &k]);
             v.push(rust("fib", &format!("fib/{imp}"), label, "bench-fib", "seq", 1, args));
         }
+        let counts: &[usize] = if t == 1 { &[1] } else { &[1, t] };
         for imp in ["herd", "rayon"] {
-            for threads in [1, t] {
+            for &threads in counts {
                 let args = a(&["--impl", imp, "--threads", &threads.to_string(), "--n", &n, "--samples", &k]);
                 let label = format!("{} `join`", if imp == "herd" { "herd" } else { "Rayon" });
                 v.push(rust("fib", &format!("fib/{imp}/{threads}"), &label, "bench-fib", imp, threads, args));
@@ -316,7 +411,7 @@ fn contenders(s: &Settings, p: &Paths) -> Vec<Contender> {
         }
         if s.omp_fib {
             let k = s.fib_omp_samples.to_string();
-            for threads in [1, t] {
+            for &threads in counts {
                 let id = format!("fib/omp{threads}");
                 v.extend(omp("fib", &id, "OpenMP `task`", "fib_omp", threads, a(&[&n, &k])));
             }
@@ -491,6 +586,8 @@ impl Results<'_> {
 #[derive(Clone, Debug, Serialize)]
 struct Target {
     name: String,
+    /// The thread count it was measured at.
+    threads: usize,
     value: f64,
     cmp: &'static str,
     threshold: f64,
@@ -499,10 +596,10 @@ struct Target {
 
 impl Target {
     fn at_most(name: &str, value: f64, threshold: f64) -> Target {
-        Target { name: name.into(), value, cmp: "≤", threshold, met: value <= threshold }
+        Target { name: name.into(), threads: 0, value, cmp: "≤", threshold, met: value <= threshold }
     }
     fn at_least(name: &str, value: f64, threshold: f64) -> Target {
-        Target { name: name.into(), value, cmp: "≥", threshold, met: value >= threshold }
+        Target { name: name.into(), threads: 0, value, cmp: "≥", threshold, met: value >= threshold }
     }
 }
 
@@ -594,13 +691,15 @@ fn fib_report(r: &Results, s: &Settings) -> Section {
     let mut ratios = serde_json::Map::new();
     let mut ids: Vec<(String, Option<String>)> =
         vec![("fib/seq".into(), None), ("fib/seq-calls".into(), None)];
-    for imp in ["herd", "rayon"] {
-        ids.push((format!("fib/{imp}/1"), None));
-        ids.push((format!("fib/{imp}/{t}"), Some(format!("fib/{imp}/1"))));
-    }
-    for lib in ["libgomp", "libomp"] {
-        ids.push((format!("fib/omp1/{lib}"), None));
-        ids.push((format!("fib/omp{t}/{lib}"), Some(format!("fib/omp1/{lib}"))));
+    for (one, at_t) in ["herd", "rayon"]
+        .map(|imp| (format!("fib/{imp}/1"), format!("fib/{imp}/{t}")))
+        .into_iter()
+        .chain(["libgomp", "libomp"].map(|lib| (format!("fib/omp1/{lib}"), format!("fib/omp{t}/{lib}"))))
+    {
+        ids.push((one.clone(), None));
+        if t > 1 {
+            ids.push((at_t, Some(one)));
+        }
     }
     for (id, one) in &ids {
         let Some(sm) = r.summary(id) else { continue };
@@ -627,7 +726,7 @@ fn fib_report(r: &Results, s: &Settings) -> Section {
     if let (Some(h1), Some(sq)) = (r.median("fib/herd/1"), seq) {
         targets.push(Target::at_most("herd 1 worker / sequential (every call)", h1 / sq, 1.5));
     }
-    if let (Some(h1), Some(h2)) = (r.median("fib/herd/1"), r.median(&format!("fib/herd/{t}"))) {
+    if let (true, Some(h1), Some(h2)) = (t > 1, r.median("fib/herd/1"), r.median(&format!("fib/herd/{t}"))) {
         targets.push(Target::at_least(&format!("herd speedup 1 → {t} workers"), h1 / h2, 1.7));
     }
     Section { markdown: md, targets, ratios }
@@ -697,6 +796,20 @@ mod tests {
     }
 
     #[test]
+    fn sweep_keys_name_benchmark_and_contender() {
+        let k = |id| sweep_key(id).map(|(b, c)| format!("{b} {c}"));
+        assert_eq!(k("region/herd-install").as_deref(), Some("region herd-install"));
+        assert_eq!(k("region/omp/libomp").as_deref(), Some("region libomp"));
+        assert_eq!(k("fib/herd/4").as_deref(), Some("fib herd"));
+        assert_eq!(k("fib/omp4/libgomp").as_deref(), Some("fib libgomp"));
+        assert_eq!(k("fib/seq-calls").as_deref(), Some("fib sequential"));
+        assert_eq!(k("fib/seq"), None);
+        assert_eq!(k("loops/omp/dynamic,64/libomp").as_deref(), Some("loops/dynamic,64 libomp"));
+        assert_eq!(k("loops/herd/static").as_deref(), Some("loops/static herd"));
+        assert_eq!(k("loops/herd/adaptive").as_deref(), Some("loops/auto herd adaptive"));
+    }
+
+    #[test]
     fn formatting_and_targets() {
         assert_eq!(fmt(0.31234), "0.312");
         assert_eq!(fmt(2.5), "2.50");
@@ -718,6 +831,7 @@ mod tests {
         let s = Settings {
             rounds: 1,
             threads: 2,
+            sweep_threads: vec![2],
             quick: true,
             benches: vec!["region".into()],
             region_regions: 1,

@@ -5,8 +5,10 @@
 //! as `bench/results/omp-<name>.{json,md,svg}`. It builds nothing:
 //! `bench/omp.sh` builds, then calls it.
 //!
-//! usage: omp-compare [--rounds 7] [--quick] [--name NAME] [--threads 2]
+//! usage: omp-compare [--rounds 7] [--quick] [--name NAME] [--threads 2 | --threads 1,2,4,8]
 //!                    [--only epcc,fib,nqueens,msort,sparselu]
+//!                    [--condition warm,idle] [--idle-ms 50] [--idle-reps 1]
+//!                    [--epcc-delay-us 0.1] [--constructs parallel,barrier,..]
 //!                    [--runtimes libgomp,libomp,herd,serial]
 //!                    [--herd-gomp-dir DIR | --herd-preload LIB] [--libomp PATH]
 //!                    [--timeout SECONDS] [--c-dir DIR] [--out-dir DIR]
@@ -24,6 +26,26 @@
 //!   `libgomp.so.1`; or, with `--herd-preload LIB`, `LD_PRELOAD=LIB`. When
 //!   the library is missing, herd is skipped with a message;
 //! * `serial`: the `*_serial` builds, no OpenMP runtime at all.
+//!
+//! Thread sweep. `--threads` takes one count or a list: every parallel
+//! runtime runs every program at every count, in the same rounds (the
+//! order rotating over every (runtime, count) pair; the serial build runs
+//! once per round). The report has the tables for each count, a table per
+//! benchmark (each EPCC construct, each task program) of the medians
+//! against threads with herd ÷ each peer, and a chart per benchmark,
+//! `omp-<name>-{epcc,epcc-idle,fib,..}-threads.{svg,png}`; the bar chart
+//! `omp-<name>.svg` shows the largest count. The JSON's `sweep` holds one
+//! record per (benchmark, runtime, threads); `results` and `targets` are
+//! those of the largest count, `results_by_threads` has every count.
+//!
+//! EPCC conditions. `--condition warm` (the default) measures the
+//! constructs back to back (EPCC's method); `idle` runs `omp_epcc
+//! --idle-ms M --idle-reps R` (see bench/c/omp_epcc.c): each sample first
+//! leaves the team idle for M ms (`--idle-ms`, default 50), then times R
+//! constructs (default 1). `--condition warm,idle` runs both (as the
+//! programs `epcc` and `epcc-idle`) and adds a side-by-side table. The
+//! per-thread work inside each construct is EPCC's delay, `--epcc-delay-us`
+//! (default 0.1 µs); `--constructs` restricts the EPCC constructs.
 //!
 //! Every run gets `OMP_NUM_THREADS=<threads> OMP_PROC_BIND=true
 //! OMP_PLACES=cores` (the serial builds ignore them); `OMP_*`, `GOMP_*`,
@@ -46,6 +68,7 @@
 //! during which they used more, keeping the least disturbed attempt.
 
 use herd_bench::chart::{self, Bars, Panel, PALETTE};
+use herd_bench::sweep::{self, Point};
 use herd_bench::{
     fail, find_libomp, fmt, fmt_opt, make_shim, omp_env, parse_records, ratio, read_trimmed, Args, Record,
     Summary,
@@ -114,9 +137,22 @@ const TARGET_SPEEDUP: f64 = 1.6;
 struct Settings {
     name: String,
     rounds: usize,
+    /// The largest thread count (that of the bar chart and of `results`).
     threads: usize,
+    /// Every thread count run (`--threads`).
+    sweep_threads: Vec<usize>,
     quick: bool,
     programs: Vec<String>,
+    /// EPCC conditions: `warm` and/or `idle`.
+    conditions: Vec<String>,
+    /// `idle`: milliseconds the team is left idle before each sample.
+    idle_ms: f64,
+    /// `idle`: constructs timed after each idle phase.
+    idle_reps: u32,
+    /// EPCC's per-thread delay inside each construct, µs.
+    epcc_delay_us: f64,
+    /// The EPCC constructs measured.
+    constructs: Vec<String>,
     runtimes: Vec<String>,
     timeout_s: f64,
     /// Before each run, wait up to this long for the other processes' load
@@ -148,6 +184,8 @@ struct Runtime {
     env: Vec<(String, String)>,
     /// Runs the `*_serial` builds.
     serial: bool,
+    /// `OMP_NUM_THREADS` (1 for the serial builds).
+    threads: usize,
     /// herd: the real path of the library that must serve `GOMP_parallel`.
     expect_lib: Option<PathBuf>,
     /// `ldd` line of `libgomp.so.1` for this runtime (informational).
@@ -175,6 +213,8 @@ struct RunLog {
     round: usize,
     program: &'static str,
     runtime: &'static str,
+    /// `OMP_NUM_THREADS` of the run (1 for the serial build).
+    threads: usize,
     command: String,
     wall_s: f64,
     /// `exit 0`, `exit 1`, `signal 9`, `timeout`, ...
@@ -205,7 +245,8 @@ fn main() {
     let mut args = Args::from_env();
     let quick = args.flag("quick");
     let rounds: usize = args.get("rounds", if quick { 3 } else { 7 });
-    let threads: usize = args.get("threads", 2);
+    let threads_list = args.threads(2);
+    let threads = *threads_list.last().expect("at least one thread count");
     let name: String = args.get("name", if quick { "quick".to_string() } else { "full".to_string() });
     let only: String = args.get("only", "epcc,fib,nqueens,msort,sparselu".to_string());
     let runtimes_arg: String = args.get("runtimes", RUNTIMES.join(","));
@@ -223,12 +264,23 @@ fn main() {
     let c_dir: PathBuf = args.get("c-dir", Path::new(MANIFEST_DIR).join("build"));
     let out_dir: PathBuf = args.get("out-dir", Path::new(MANIFEST_DIR).join("results"));
     let png: Option<PathBuf> = args.opt("png");
+    let idle_ms: Option<f64> = args.opt("idle-ms");
+    let idle_reps: Option<u32> = args.opt("idle-reps");
+    let list = |s: String| -> Vec<String> {
+        s.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+    };
     let settings = Settings {
         name,
         rounds,
         threads,
+        sweep_threads: threads_list.clone(),
         quick,
-        programs: only.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+        programs: list(only),
+        conditions: list(args.get("condition", "warm".to_string())),
+        idle_ms: idle_ms.unwrap_or(50.0),
+        idle_reps: idle_reps.unwrap_or(1),
+        epcc_delay_us: args.get("epcc-delay-us", 0.1),
+        constructs: list(args.get("constructs", EPCC.map(|(c, _)| c).join(","))),
         runtimes: runtimes_arg.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
         timeout_s,
         wait_idle_s,
@@ -256,8 +308,26 @@ fn main() {
             fail(&format!("--runtimes: unknown runtime {r:?} (libgomp, libomp, herd, serial)"));
         }
     }
-    if rounds == 0 || threads < 2 || timeout_s.is_nan() || timeout_s <= 0.0 {
-        fail("--rounds must be positive, --threads at least 2, --timeout positive");
+    if let Some(c) = settings.conditions.iter().find(|c| !["warm", "idle"].contains(&c.as_str())) {
+        fail(&format!("--condition: unknown condition {c:?} (warm, idle, or both: warm,idle)"));
+    }
+    if let Some(c) = settings.constructs.iter().find(|c| !EPCC.iter().any(|(e, _)| e == c)) {
+        let all: Vec<&str> = EPCC.iter().map(|(e, _)| *e).collect();
+        fail(&format!("--constructs: unknown construct {c:?} ({})", all.join(", ")));
+    }
+    if (idle_ms.is_some() || idle_reps.is_some()) && !settings.conditions.iter().any(|c| c == "idle") {
+        fail("--idle-ms and --idle-reps apply to --condition idle (e.g. --condition warm,idle)");
+    }
+    if settings.conditions.is_empty() || settings.constructs.is_empty() {
+        fail("--condition and --constructs need at least one entry");
+    }
+    let idle_ok = settings.idle_ms > 0.0 && settings.idle_ms <= 60_000.0;
+    let delay_ok = settings.epcc_delay_us > 0.0 && settings.epcc_delay_us.is_finite();
+    if !idle_ok || settings.idle_reps == 0 || !delay_ok {
+        fail("--idle-ms must be in (0, 60000], --idle-reps positive, --epcc-delay-us positive");
+    }
+    if rounds == 0 || timeout_s.is_nan() || timeout_s <= 0.0 {
+        fail("--rounds must be positive, --timeout positive");
     }
 
     let run_dir = std::env::temp_dir().join(format!("herd-omp-compare-{}", std::process::id()));
@@ -287,13 +357,21 @@ fn main() {
     }
 
     let machine = machine_info();
-    let total_runs = rounds * programs.len() * runtimes.len();
+    // Every round runs each program under every (runtime, thread count),
+    // the serial build once.
+    let schedule: Vec<Runtime> = threads_list
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &t)| runtimes.iter().filter(move |rt| !rt.serial || i == 0).map(move |rt| rt.at(t)))
+        .collect();
+    let total_runs = rounds * programs.len() * schedule.len();
     eprintln!(
-        "omp-compare: {} program(s) x {} runtime(s) x {} round(s) = {total_runs} runs, {} threads, on {} ({} CPUs), load average {}",
+        "omp-compare: {} program(s) x {} runtime(s) at {} thread count(s) x {} round(s) = {total_runs} runs, threads {:?}, on {} ({} CPUs), load average {}",
         programs.len(),
         runtimes.len(),
+        threads_list.len(),
         rounds,
-        threads,
+        threads_list,
         machine["cpu"].as_str().unwrap_or("?"),
         machine["cpus"],
         machine["loadavg_start"].as_str().unwrap_or("?")
@@ -305,8 +383,8 @@ fn main() {
     for round in 0..rounds {
         let t_round = Instant::now();
         for p in &programs {
-            let k = round % runtimes.len();
-            for rt in runtimes[k..].iter().chain(&runtimes[..k]) {
+            let k = round % schedule.len();
+            for rt in schedule[k..].iter().chain(&schedule[..k]) {
                 let log = run_when_idle(round, p, rt, &settings, &paths);
                 let n = logs.len() + 1;
                 let what = if log.ok {
@@ -317,10 +395,11 @@ fn main() {
                 let retried =
                     if log.attempts > 1 { format!(" (attempt {})", log.attempts) } else { String::new() };
                 eprintln!(
-                    "[{n:>3}/{total_runs}] round {}/{rounds} {:<8} {:<7} {:>6.1} s  bg {:>4}{retried}  {what}",
+                    "[{n:>3}/{total_runs}] round {}/{rounds} {:<9} {:<7} {:>3}t {:>6.1} s  bg {:>4}{retried}  {what}",
                     round + 1,
                     p.key,
                     rt.name,
+                    rt.threads,
                     log.wall_s,
                     log.background_cpus.map_or("?".into(), |b| format!("{b:.2}")),
                 );
@@ -337,10 +416,14 @@ fn main() {
     cross_check_results(&mut logs, &programs);
     let loadavg_end = read_trimmed("/proc/loadavg");
 
-    let results = Results::collect(&logs, &programs, &runtimes, rounds);
+    let by_threads: Vec<(usize, Results)> =
+        threads_list.iter().map(|&t| (t, Results::collect(&logs, &programs, &runtimes, rounds, t))).collect();
+    let results = &by_threads.last().expect("at least one thread count").1;
+    let points = sweep_points(&by_threads, &programs, &runtimes);
     let reproduce = format!("./bench/omp.sh {}", argv.join(" ")).trim_end().to_string();
     let md = markdown(
-        &results,
+        &by_threads,
+        &points,
         &programs,
         &runtimes,
         &settings,
@@ -369,7 +452,12 @@ fn main() {
         "runtimes": runtimes,
         "programs": programs,
         "results": results.to_json(&programs, &runtimes),
-        "targets": targets(&results, &runtimes).iter().map(|t| t.to_json()).collect::<Vec<_>>(),
+        "results_by_threads": by_threads
+            .iter()
+            .map(|(t, r)| (t.to_string(), r.to_json(&programs, &runtimes)))
+            .collect::<serde_json::Map<_, _>>(),
+        "targets": targets(results, &runtimes).iter().map(|t| t.to_json()).collect::<Vec<_>>(),
+        "sweep": points,
         "runs": logs,
     });
     let text = serde_json::to_string_pretty(&report).expect("the report serialises");
@@ -378,7 +466,7 @@ fn main() {
             fail(&format!("cannot write {}: {e}", path.display()));
         }
     }
-    match chart(&svg_path, &results, &programs, &runtimes, &settings) {
+    match chart(&svg_path, results, &programs, &runtimes, &settings) {
         Ok(()) => eprintln!(
             "omp-compare: wrote {}, {} and {}",
             json_path.display(),
@@ -393,12 +481,46 @@ fn main() {
         ),
     }
     if let Some(png) = png {
-        match chart(&png, &results, &programs, &runtimes, &settings) {
+        match chart(&png, results, &programs, &runtimes, &settings) {
             Ok(()) => eprintln!("omp-compare: wrote {}", png.display()),
             Err(e) => eprintln!("omp-compare: chart {} failed: {e}", png.display()),
         }
     }
+    if by_threads.len() > 1 {
+        let prefix = format!("omp-{}", settings.name);
+        let caption = "OpenMP runtimes against threads";
+        sweep::write_charts_and_say("omp-compare", &paths.out_dir, &prefix, caption, &points);
+    }
     let _ = std::fs::remove_dir_all(&paths.run_dir);
+}
+
+/// One sweep point per (benchmark, parallel runtime, thread count) — an EPCC
+/// benchmark is `<program>/<construct>` — and the serial build's time of
+/// each task program (at 1 thread).
+fn sweep_points(by_threads: &[(usize, Results)], programs: &[Program], runtimes: &[Runtime]) -> Vec<Point> {
+    let mut v = Vec::new();
+    for p in programs {
+        let cases: Vec<&str> =
+            if p.cases.is_empty() { vec![""] } else { p.cases.iter().map(String::as_str).collect() };
+        for case in cases {
+            let bench = if case.is_empty() { p.key.to_string() } else { format!("{}/{case}", p.key) };
+            for rt in runtimes {
+                // The serial build: no threads to sweep; its EPCC values are the method's floor.
+                let at: Vec<&(usize, Results)> = match (rt.serial, case.is_empty()) {
+                    (false, _) => by_threads.iter().collect(),
+                    (true, true) => by_threads.iter().take(1).collect(),
+                    (true, false) => Vec::new(),
+                };
+                for (t, r) in at {
+                    if let Some(c) = r.cell(p.key, rt.name, case) {
+                        let t = if rt.serial { 1 } else { *t };
+                        v.push(Point::new(&bench, rt.name, t, &c.unit, &c.values, c.failed()));
+                    }
+                }
+            }
+        }
+    }
+    v
 }
 
 /// The programs selected, with their arguments.
@@ -407,19 +529,46 @@ fn programs(s: &Settings) -> Vec<Program> {
     let m = s.min_seconds.to_string();
     let mut v = Vec::new();
     for key in &s.programs {
-        let p = match key.as_str() {
-            "epcc" => Program {
-                key: "epcc",
-                bench: "omp_epcc",
-                title: "EPCC syncbench/schedbench overheads".into(),
-                args: vec![
+        if key == "epcc" {
+            for condition in &s.conditions {
+                let idle = condition == "idle";
+                let mut args: Vec<String> = vec![
                     "--samples".into(),
                     s.epcc_samples.to_string(),
                     "--target-ms".into(),
                     s.epcc_target_ms.to_string(),
-                ],
-                cases: EPCC.iter().map(|(c, _)| c.to_string()).collect(),
-            },
+                    "--delay-us".into(),
+                    s.epcc_delay_us.to_string(),
+                ];
+                if s.constructs.len() < EPCC.len() {
+                    args.extend(["--only".into(), s.constructs.join(",")]);
+                }
+                let mut title = "EPCC syncbench/schedbench overheads".to_string();
+                if idle {
+                    args.extend([
+                        "--idle-ms".into(),
+                        s.idle_ms.to_string(),
+                        "--idle-reps".into(),
+                        s.idle_reps.to_string(),
+                    ]);
+                    let _ =
+                        write!(title, " after {} ms idle ({} construct(s) timed)", s.idle_ms, s.idle_reps);
+                }
+                v.push(Program {
+                    key: if idle { "epcc-idle" } else { "epcc" },
+                    bench: "omp_epcc",
+                    title,
+                    args,
+                    cases: EPCC
+                        .iter()
+                        .filter(|(c, _)| s.constructs.iter().any(|k| k == c))
+                        .map(|(c, _)| c.to_string())
+                        .collect(),
+                });
+            }
+            continue;
+        }
+        let p = match key.as_str() {
             "fib" => Program {
                 key: "fib",
                 bench: "omp_fib",
@@ -480,6 +629,7 @@ fn runtimes(
                 label: "libgomp".into(),
                 env: omp.clone(),
                 serial: false,
+                threads: s.threads,
                 expect_lib: None,
                 ldd: String::new(),
             }),
@@ -491,6 +641,7 @@ fn runtimes(
                         label: format!("LLVM libomp ({})", lib.display()),
                         env: with_ld_path(&shim),
                         serial: false,
+                        threads: s.threads,
                         expect_lib: None,
                         ldd: String::new(),
                     })
@@ -510,6 +661,7 @@ fn runtimes(
                             label: format!("herd (LD_PRELOAD={}, {})", real.display(), modified(&real)),
                             env,
                             serial: false,
+                            threads: s.threads,
                             expect_lib: Some(real),
                             ldd: String::new(),
                         })
@@ -534,6 +686,7 @@ fn runtimes(
                                 &herd_dir.canonicalize().unwrap_or_else(|_| herd_dir.to_path_buf()),
                             ),
                             serial: false,
+                            threads: s.threads,
                             expect_lib: Some(real),
                             ldd: String::new(),
                         }),
@@ -552,6 +705,7 @@ fn runtimes(
                 label: "serial build (no OpenMP runtime)".into(),
                 env: omp.clone(),
                 serial: true,
+                threads: 1,
                 expect_lib: None,
                 ldd: String::new(),
             }),
@@ -564,6 +718,22 @@ fn runtimes(
         }
     }
     v
+}
+
+impl Runtime {
+    /// The same runtime with `OMP_NUM_THREADS=threads` (the serial build unchanged).
+    fn at(&self, threads: usize) -> Runtime {
+        let mut rt = self.clone();
+        if !rt.serial {
+            rt.threads = threads;
+            for (k, v) in &mut rt.env {
+                if k == "OMP_NUM_THREADS" {
+                    *v = threads.to_string();
+                }
+            }
+        }
+        rt
+    }
 }
 
 /// When `path` was last modified (UTC), to tell a stale library.
@@ -721,6 +891,7 @@ fn run(round: usize, p: &Program, rt: &Runtime, s: &Settings, paths: &Paths) -> 
         round,
         program: p.key,
         runtime: rt.name,
+        threads: rt.threads,
         command,
         wall_s: 0.0,
         status: String::new(),
@@ -827,7 +998,7 @@ fn run(round: usize, p: &Program, rt: &Runtime, s: &Settings, paths: &Paths) -> 
         errors.push(if why.is_empty() { log.status.clone() } else { format!("{}: {why}", log.status) });
     }
     errors.extend(bad_lines);
-    let threads = if rt.serial { 1 } else { s.threads };
+    let threads = rt.threads;
     let mut good = Vec::new();
     for rec in std::mem::take(&mut log.records) {
         match check_record(&rec, p, rt, threads) {
@@ -983,13 +1154,24 @@ struct Results {
 }
 
 impl Results {
-    fn collect(logs: &[RunLog], programs: &[Program], runtimes: &[Runtime], rounds: usize) -> Results {
+    /// The cells of the runs at `threads` (and of the serial build's runs).
+    fn collect(
+        logs: &[RunLog],
+        programs: &[Program],
+        runtimes: &[Runtime],
+        rounds: usize,
+        threads: usize,
+    ) -> Results {
         let mut cells: BTreeMap<(String, String, String), Cell> = BTreeMap::new();
         for p in programs {
             let cases: Vec<String> = if p.cases.is_empty() { vec![String::new()] } else { p.cases.clone() };
             for rt in runtimes {
-                let runs: Vec<&RunLog> =
-                    logs.iter().filter(|l| l.program == p.key && l.runtime == rt.name).collect();
+                let runs: Vec<&RunLog> = logs
+                    .iter()
+                    .filter(|l| {
+                        l.program == p.key && l.runtime == rt.name && (rt.serial || l.threads == threads)
+                    })
+                    .collect();
                 for case in &cases {
                     let mut cell = Cell::default();
                     for round in 0..rounds {
@@ -1155,35 +1337,20 @@ fn targets(r: &Results, runtimes: &[Runtime]) -> Vec<Target> {
     v
 }
 
-#[allow(clippy::too_many_arguments)]
-fn markdown(
-    r: &Results,
-    programs: &[Program],
-    runtimes: &[Runtime],
-    s: &Settings,
-    machine: &Value,
-    loadavg_end: &str,
-    reproduce: &str,
-    notes: &[String],
-    logs: &[RunLog],
-) -> String {
+/// The tables of one thread count: EPCC (each condition, and both side
+/// by side), task programs, targets.
+fn tables(r: &Results, programs: &[Program], runtimes: &[Runtime], s: &Settings, t: usize) -> String {
     let rounds = s.rounds;
     let has = |name: &str| runtimes.iter().any(|rt| rt.name == name);
     let mut md = String::new();
-    let _ = writeln!(
-        md,
-        "## OpenMP programs under libgomp, LLVM libomp{} and the serial build ({} threads, bound)\n",
-        if has("herd") { ", herd" } else { "" },
-        s.threads
-    );
-    for n in notes {
-        let _ = writeln!(md, "*Note: {}*\n", rel(n));
-    }
-
-    if let Some(p) = programs.iter().find(|p| p.key == "epcc") {
+    let epcc: Vec<&Program> = programs.iter().filter(|p| !p.cases.is_empty()).collect();
+    let constructs = |p: &Program| -> Vec<(&'static str, &'static str)> {
+        EPCC.iter().copied().filter(|(c, _)| p.cases.iter().any(|k| k == c)).collect()
+    };
+    for p in &epcc {
         let _ = writeln!(
             md,
-            "### {} (µs per construct, median over {rounds} rounds; each round: median over {} samples of test − reference)\n",
+            "### {}, {t} threads (µs per construct, median over {rounds} rounds; each round: median over {} samples of test − reference)\n",
             p.title, s.epcc_samples
         );
         let mut head = "| construct |".to_string();
@@ -1201,14 +1368,14 @@ fn markdown(
             sep.push_str("---|");
         }
         let _ = writeln!(md, "{head}\n{sep}");
-        for (case, label) in EPCC {
+        for (case, label) in constructs(p) {
             let mut row = format!("| {label} |");
             for rt in runtimes {
-                let _ = write!(row, " {} |", cell_text(r, "epcc", rt.name, case, rounds));
+                let _ = write!(row, " {} |", cell_text(r, p.key, rt.name, case, rounds));
             }
-            let h = r.median("epcc", "herd", case);
-            let g = r.median("epcc", "libgomp", case);
-            let l = r.median("epcc", "libomp", case);
+            let h = r.median(p.key, "herd", case);
+            let g = r.median(p.key, "libgomp", case);
+            let l = r.median(p.key, "libomp", case);
             if has("herd") {
                 let _ = write!(row, " {} | {} |", fmt_opt(ratio(h, g)), fmt_opt(ratio(h, l)));
             }
@@ -1227,10 +1394,10 @@ fn markdown(
             sep.push_str("---|");
         }
         let _ = writeln!(md, "{head}\n{sep}");
-        for (case, _) in EPCC {
+        for (case, _) in constructs(p) {
             let mut row = format!("| {case} |");
             for rt in runtimes {
-                let text = match r.cell("epcc", rt.name, case) {
+                let text = match r.cell(p.key, rt.name, case) {
                     Some(c) if !c.values.is_empty() => {
                         let sm = Summary::of(&c.values);
                         format!("{} – {}", fmt_us(sm.min), fmt_us(sm.max))
@@ -1243,12 +1410,35 @@ fn markdown(
         }
         md.push('\n');
     }
+    let by_key = |k: &str| epcc.iter().find(|p| p.key == k);
+    if let (Some(warm), Some(idle)) = (by_key("epcc"), by_key("epcc-idle")) {
+        let _ = writeln!(
+            md,
+            "### EPCC warm vs after {} ms idle, {t} threads (µs per construct, medians)\n",
+            s.idle_ms
+        );
+        let rts: Vec<&Runtime> = runtimes.iter().filter(|rt| !rt.serial).collect();
+        let mut head = "| construct |".to_string();
+        for rt in &rts {
+            let _ = write!(head, " {0} warm | {0} idle | {0} idle ÷ warm |", rt.name);
+        }
+        let _ = writeln!(md, "{head}\n|---|{}", "---|---|---|".repeat(rts.len()));
+        for (case, _) in constructs(warm) {
+            let mut row = format!("| {case} |");
+            for rt in &rts {
+                let (w, i) = (r.median(warm.key, rt.name, case), r.median(idle.key, rt.name, case));
+                let _ = write!(row, " {} | {} | {} |", fmt_opt(w), fmt_opt(i), fmt_opt(ratio(i, w)));
+            }
+            let _ = writeln!(md, "{row}");
+        }
+        md.push('\n');
+    }
 
     let tasks: Vec<&Program> = programs.iter().filter(|p| p.cases.is_empty()).collect();
     if !tasks.is_empty() {
         let _ = writeln!(
             md,
-            "### Task programs (seconds per computation, median over {rounds} rounds; each round: median over its samples)\n"
+            "### Task programs, {t} threads (seconds per computation, median over {rounds} rounds; each round: median over its samples)\n"
         );
         let mut head = "| program |".to_string();
         let mut sep = "|---|".to_string();
@@ -1324,7 +1514,7 @@ fn markdown(
     let ts = targets(r, runtimes);
     if !ts.is_empty() {
         let rts: Vec<&str> = runtimes.iter().map(|rt| rt.name).filter(|n| PARALLEL.contains(n)).collect();
-        let _ = writeln!(md, "### Targets (for herd; libgomp and libomp for reference)\n");
+        let _ = writeln!(md, "### Targets, {t} threads (for herd; libgomp and libomp for reference)\n");
         let mut head = "| target | required |".to_string();
         let mut sep = "|---|---|".to_string();
         for rt in &rts {
@@ -1332,11 +1522,11 @@ fn markdown(
             sep.push_str("---|");
         }
         let _ = writeln!(md, "{head}\n{sep}");
-        for t in &ts {
-            let mut row = format!("| {} | {} {} |", t.name, t.cmp, fmt(t.threshold));
-            for (_, v) in &t.values {
+        for tg in &ts {
+            let mut row = format!("| {} | {} {} |", tg.name, tg.cmp, fmt(tg.threshold));
+            for (_, v) in &tg.values {
                 let text = match v {
-                    Some(v) => format!("{} {}", fmt(*v), if t.met(*v) { "(met)" } else { "(**not met**)" }),
+                    Some(v) => format!("{} {}", fmt(*v), if tg.met(*v) { "(met)" } else { "(**not met**)" }),
                     None => "–".into(),
                 };
                 let _ = write!(row, " {text} |");
@@ -1347,6 +1537,48 @@ fn markdown(
             md.push_str("\nherd was not measured in this run (see the note above).\n");
         }
         md.push('\n');
+    }
+
+    md
+}
+
+#[allow(clippy::too_many_arguments)]
+fn markdown(
+    by_threads: &[(usize, Results)],
+    points: &[Point],
+    programs: &[Program],
+    runtimes: &[Runtime],
+    s: &Settings,
+    machine: &Value,
+    loadavg_end: &str,
+    reproduce: &str,
+    notes: &[String],
+    logs: &[RunLog],
+) -> String {
+    let has = |name: &str| runtimes.iter().any(|rt| rt.name == name);
+    let mut md = String::new();
+    let counts: Vec<String> = s.sweep_threads.iter().map(usize::to_string).collect();
+    let _ = writeln!(
+        md,
+        "## OpenMP programs under libgomp, LLVM libomp{} and the serial build ({} threads, bound)\n",
+        if has("herd") { ", herd" } else { "" },
+        counts.join(", ")
+    );
+    for n in notes {
+        let _ = writeln!(md, "*Note: {}*\n", rel(n));
+    }
+    if s.programs.iter().any(|p| p == "epcc") && s.conditions.iter().any(|c| c == "idle") {
+        let _ = writeln!(
+            md,
+            "*Note: after-idle EPCC runs leave the team idle {} ms before each sample. libgomp's workers spin GOMP_SPINCOUNT iterations before sleeping; LLVM libomp's spin for KMP_BLOCKTIME (200 ms by default), so an idle phase shorter than that finds them still spinning.*\n",
+            s.idle_ms
+        );
+    }
+    for (t, r) in by_threads {
+        md.push_str(&tables(r, programs, runtimes, s, *t));
+    }
+    if by_threads.len() > 1 {
+        md.push_str(&sweep::section(points));
     }
 
     // Failures, in full.
@@ -1424,29 +1656,31 @@ fn chart(
 ) -> Result<(), String> {
     let colour = |name: &str| PALETTE[RUNTIMES.iter().position(|n| *n == name).unwrap_or(3)];
     let mut panels = Vec::new();
-    if programs.iter().any(|p| p.key == "epcc") {
+    for p in programs.iter().filter(|p| !p.cases.is_empty()) {
         let rts: Vec<&Runtime> = runtimes.iter().filter(|rt| !rt.serial).collect();
+        let idle = p.key == "epcc-idle";
         panels.push(Panel::Bars(Bars {
             title: format!(
-                "EPCC overheads, {} threads (µs per construct, log scale; lower is better)",
+                "EPCC overheads{}, {} threads (µs per construct, log scale; lower is better)",
+                if idle { format!(" after {} ms idle", s.idle_ms) } else { String::new() },
                 s.threads
             ),
             y_desc: "µs",
-            groups: EPCC.iter().map(|(c, _)| epcc_short(c).to_string()).collect(),
+            groups: p.cases.iter().map(|c| epcc_short(c).to_string()).collect(),
             series: rts
                 .iter()
                 .map(|rt| {
-                    (
-                        rt.name,
-                        colour(rt.name),
-                        EPCC.iter().map(|(c, _)| r.median("epcc", rt.name, c)).collect(),
-                    )
+                    (rt.name, colour(rt.name), p.cases.iter().map(|c| r.median(p.key, rt.name, c)).collect())
                 })
                 .collect(),
-            lines: vec![
-                (TARGET_PARALLEL_US, format!("target parallel {TARGET_PARALLEL_US} µs")),
-                (TARGET_BARRIER_US, format!("target barrier {TARGET_BARRIER_US} µs")),
-            ],
+            lines: if idle {
+                Vec::new()
+            } else {
+                vec![
+                    (TARGET_PARALLEL_US, format!("target parallel {TARGET_PARALLEL_US} µs")),
+                    (TARGET_BARRIER_US, format!("target barrier {TARGET_BARRIER_US} µs")),
+                ]
+            },
         }));
     }
     let tasks: Vec<&Program> = programs.iter().filter(|p| p.cases.is_empty()).collect();
@@ -1497,6 +1731,7 @@ mod tests {
             label: String::new(),
             env: vec![],
             serial: false,
+            threads: 2,
             expect_lib: None,
             ldd: String::new(),
         };
@@ -1504,6 +1739,7 @@ mod tests {
             round,
             program: "epcc",
             runtime: "libgomp",
+            threads: 2,
             command: String::new(),
             wall_s: 1.0,
             status: String::new(),
@@ -1521,7 +1757,7 @@ mod tests {
             log(1, false, vec![record("parallel", 2.0)]),
             log(2, true, vec![record("parallel", 3.0), record("barrier", 0.5)]),
         ];
-        let r = Results::collect(&logs, &[p], &[rt], 3);
+        let r = Results::collect(&logs, &[p], &[rt], 3, 2);
         assert_eq!(r.median("epcc", "libgomp", "parallel"), Some(2.0));
         let c = r.cell("epcc", "libgomp", "barrier").unwrap();
         assert!(c.failed() && c.median().is_none());
@@ -1536,6 +1772,7 @@ mod tests {
             label: String::new(),
             env: vec![],
             serial: false,
+            threads: 2,
             expect_lib: Some(PathBuf::from("/nonexistent/herd/libgomp.so.1")),
             ldd: String::new(),
         };

@@ -3,8 +3,8 @@
 //! each of its schedulers, and on Rayon, side by side.
 //!
 //! usage: tasks [--rounds 5] [--size full|small] [--only fib,nqueens,..]
-//!              [--name NAME] [--threads 2] [--grain fib=0,cilksort=2048,..]
-//!              [--no-rayon] [--out-dir DIR]
+//!              [--name NAME] [--threads 2 | --threads 1,2,4,8]
+//!              [--grain fib=0,cilksort=2048,..] [--no-rayon] [--out-dir DIR]
 //!
 //! Every round runs every kernel once on every contender — sequential, herd
 //! with `--threads` participants under `mts`, `ws`, `central` and `fifo`,
@@ -16,8 +16,19 @@
 //! scheduling counters (`Pool::stats`, reset before each run) as medians over
 //! rounds. Writes `bench/results/<name>.json` and `<name>.svg` (speed-up
 //! bars per kernel and runtime). `bench/tasks.sh` builds, then calls it.
+//!
+//! Thread sweep: `--threads` takes a list; the herd pools and the Rayon pool
+//! exist at every count, and each round runs every kernel on every
+//! (contender, count), the order rotating over all of them (the sequential
+//! run once). The report then has the tables for each count, a table per
+//! kernel of the medians against threads (herd `mts`, the default
+//! scheduler, ÷ each peer), and a chart per kernel,
+//! `<name>-<kernel>-threads.{svg,png}`; `<name>.svg` shows the largest
+//! count. The JSON's `sweep` holds one record per (kernel, contender,
+//! threads); each contender of `kernels` has its `threads`.
 
 use herd_bench::chart::{self, Bars, Panel, PALETTE};
+use herd_bench::sweep::{self, Point};
 use herd_bench::tasks::{self, Bench, Runtime, Size};
 use herd_bench::{fail, first_output_line, fmt, fmt_opt, median, ratio, read_trimmed, wrong, Args, Summary};
 use serde::Serialize;
@@ -32,6 +43,8 @@ const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 struct Contender<'a> {
     /// `seq`, `mts`, `ws`, `central`, `fifo` or `rayon`.
     id: String,
+    /// Participants (1 for `seq`).
+    threads: usize,
     runtime: Runtime<'a>,
     /// The herd pool, for its counters.
     herd: Option<&'a herd::Pool>,
@@ -84,15 +97,16 @@ fn main() {
     let size: Size = args.get("size", Size::Full);
     let small = size == Size::Small;
     let rounds: usize = args.get("rounds", if small { 1 } else { 5 });
-    let threads: usize = args.get("threads", 2);
+    let threads_list = args.threads(2);
+    let threads = *threads_list.last().expect("at least one thread count");
     let only: String = args.get("only", tasks::NAMES.join(","));
     let name: String = args.get("name", format!("tasks-{}", if small { "small" } else { "full" }));
     let grains: String = args.get("grain", String::new());
     let with_rayon = !args.flag("no-rayon");
     let out_dir: PathBuf = args.get("out-dir", Path::new(MANIFEST_DIR).join("results"));
     args.finish();
-    if rounds == 0 || threads < 2 {
-        fail("--rounds must be positive and --threads at least 2");
+    if rounds == 0 {
+        fail("--rounds must be positive");
     }
     let grains = parse_grains(&grains).unwrap_or_else(|e| fail(&e));
     let benches: Vec<Box<dyn Bench>> = only
@@ -108,25 +122,41 @@ fn main() {
         fail(&format!("--grain: {k:?} is not a selected kernel"));
     }
 
-    let pools: Vec<herd::Pool> = herd::Sched::ALL
+    // At every thread count: a herd pool per scheduler, and a Rayon pool.
+    let pools: Vec<herd::Pool> = threads_list
         .iter()
-        .map(|&s| {
+        .flat_map(|&t| herd::Sched::ALL.iter().map(move |&s| (t, s)))
+        .map(|(t, s)| {
             herd::Pool::builder()
-                .num_threads(threads)
+                .num_threads(t)
                 .scheduler(s)
                 .build()
-                .unwrap_or_else(|e| fail(&format!("cannot build the herd pool ({s}): {e}")))
+                .unwrap_or_else(|e| fail(&format!("cannot build the herd pool ({s}, {t} threads): {e}")))
         })
         .collect();
-    let (rayon, rayon_bound) = herd_bench::rayon_pool(threads);
-    let mut contenders = vec![Contender { id: "seq".into(), runtime: Runtime::Seq, herd: None }];
-    contenders.extend(pools.iter().map(|p| Contender {
-        id: p.scheduler().name().into(),
-        runtime: Runtime::Herd(p),
-        herd: Some(p),
-    }));
-    if with_rayon {
-        contenders.push(Contender { id: "rayon".into(), runtime: Runtime::Rayon(&rayon), herd: None });
+    let rayons: Vec<(rayon::ThreadPool, bool)> = if with_rayon {
+        threads_list.iter().map(|&t| herd_bench::rayon_pool(t)).collect()
+    } else {
+        Vec::new()
+    };
+    let rayon_bound = rayons.iter().all(|(_, b)| *b);
+    let mut contenders = vec![Contender { id: "seq".into(), threads: 1, runtime: Runtime::Seq, herd: None }];
+    for (i, &t) in threads_list.iter().enumerate() {
+        let n = herd::Sched::ALL.len();
+        contenders.extend(pools[i * n..(i + 1) * n].iter().map(|p| Contender {
+            id: p.scheduler().name().into(),
+            threads: t,
+            runtime: Runtime::Herd(p),
+            herd: Some(p),
+        }));
+        if let Some((rayon, _)) = rayons.get(i) {
+            contenders.push(Contender {
+                id: "rayon".into(),
+                threads: t,
+                runtime: Runtime::Rayon(rayon),
+                herd: None,
+            });
+        }
     }
 
     let mut machine = herd_bench::host_info();
@@ -135,7 +165,7 @@ fn main() {
         first_output_line(std::process::Command::new("rustc").arg("--version")).into(),
     );
     eprintln!(
-        "tasks: {} kernel(s) × {} contenders × {rounds} round(s), size {size:?}, {threads} threads, on {} ({} CPUs), load average {}",
+        "tasks: {} kernel(s) × {} contenders × {rounds} round(s), size {size:?}, threads {threads_list:?}, on {} ({} CPUs), load average {}",
         benches.len(),
         contenders.len(),
         machine["cpu"].as_str().unwrap_or("?"),
@@ -161,7 +191,14 @@ fn main() {
                 let secs =
                     b.measure(c.runtime).unwrap_or_else(|e| wrong(b.name(), &format!("{}: {e}", c.id)));
                 let counts = c.herd.map(|p| Counts::of(&p.stats())).unwrap_or_default();
-                eprintln!("tasks: round {}/{rounds} {:<10} {:<8} {:>9.4} s", round + 1, b.name(), c.id, secs);
+                eprintln!(
+                    "tasks: round {}/{rounds} {:<10} {:<8} {:>3}t {:>9.4} s",
+                    round + 1,
+                    b.name(),
+                    c.id,
+                    c.threads,
+                    secs
+                );
                 runs[bi][ci].seconds.push(secs);
                 runs[bi][ci].counts.push(counts);
             }
@@ -172,7 +209,12 @@ fn main() {
 
     let reproduce = format!("./bench/tasks.sh {}", argv.join(" ")).trim_end().to_string();
     let report = Report { benches: &benches, contenders: &contenders, runs: &runs };
-    let mut md = report.markdown(threads);
+    let mut md: String = threads_list.iter().map(|&t| report.markdown(t)).collect();
+    let points = report.sweep_points();
+    let sweeping = threads_list.len() > 1;
+    if sweeping {
+        md.push_str(&sweep::section(&points));
+    }
     let pools_bound = pools.iter().all(|p| p.info().bound);
     if !pools_bound || (with_rayon && !rayon_bound) {
         md.push_str("Warning: not every pool is bound to distinct CPUs.\n\n");
@@ -190,10 +232,11 @@ fn main() {
         "machine": machine,
         "loadavg_end": loadavg_end,
         "settings": {
-            "size": size, "rounds": rounds, "threads": threads, "rayon": with_rayon,
-            "herd_bound": pools_bound, "rayon_bound": rayon_bound,
+            "size": size, "rounds": rounds, "threads": threads, "sweep_threads": threads_list,
+            "rayon": with_rayon, "herd_bound": pools_bound, "rayon_bound": rayon_bound,
         },
         "kernels": report.json(),
+        "sweep": points,
     });
     if let Err(e) = std::fs::create_dir_all(&out_dir) {
         fail(&format!("cannot create {}: {e}", out_dir.display()));
@@ -209,6 +252,9 @@ fn main() {
         fail(&format!("cannot draw the chart: {e}"));
     }
     eprintln!("tasks: wrote {} and {}", json_path.display(), svg_path.display());
+    if sweeping {
+        sweep::write_charts_and_say("tasks", &out_dir, &name, "Task kernels against threads", &points);
+    }
 }
 
 /// `fib=0,cilksort=2048` → {fib: 0, cilksort: 2048}.
@@ -232,14 +278,42 @@ struct Report<'a> {
 }
 
 impl Report<'_> {
-    fn median(&self, bench: usize, id: &str) -> Option<f64> {
-        let ci = self.contenders.iter().position(|c| c.id == id)?;
+    /// The median of contender `id` at `threads` (`seq`: whatever `threads`).
+    fn median(&self, bench: usize, id: &str, threads: usize) -> Option<f64> {
+        let ci = self.contenders.iter().position(|c| c.id == id && (c.threads == threads || id == "seq"))?;
         Some(median(&self.runs[bench][ci].seconds))
     }
 
     /// Speed-up of contender `ci` over the sequential run.
     fn speedup(&self, bench: usize, ci: usize) -> Option<f64> {
-        ratio(self.median(bench, "seq"), Some(median(&self.runs[bench][ci].seconds)))
+        ratio(self.median(bench, "seq", 1), Some(median(&self.runs[bench][ci].seconds)))
+    }
+
+    /// Contender `ci`'s median ÷ herd `ws`'s at the same thread count.
+    fn vs_ws(&self, bench: usize, ci: usize) -> Option<f64> {
+        let c = &self.contenders[ci];
+        ratio(Some(median(&self.runs[bench][ci].seconds)), self.median(bench, "ws", c.threads))
+    }
+
+    /// The contenders shown at `threads`: the sequential run and those with `threads`.
+    fn at(&self, threads: usize) -> impl Iterator<Item = (usize, &Contender<'_>)> {
+        self.contenders.iter().enumerate().filter(move |(_, c)| c.id == "seq" || c.threads == threads)
+    }
+
+    /// One sweep point per (kernel, contender, threads).
+    fn sweep_points(&self) -> Vec<Point> {
+        let mut v = Vec::new();
+        for (bi, b) in self.benches.iter().enumerate() {
+            for (ci, c) in self.contenders.iter().enumerate() {
+                let name = match c.id.as_str() {
+                    "seq" => "sequential".to_string(),
+                    "rayon" => "rayon".to_string(),
+                    id => format!("herd {id}"),
+                };
+                v.push(Point::new(b.name(), &name, c.threads, "s", &self.runs[bi][ci].seconds, false));
+            }
+        }
+        v
     }
 
     fn markdown(&self, threads: usize) -> String {
@@ -247,11 +321,11 @@ impl Report<'_> {
         for (bi, b) in self.benches.iter().enumerate() {
             let _ = writeln!(
                 md,
-                "### {} — {}\n\n| runtime | median (s) | min – max (s) | speed-up over sequential | × herd ws | tasks | local steals | remote steals | failed steals |\n|---|---|---|---|---|---|---|---|---|",
+                "### {} — {}, {threads} threads\n\n| runtime | median (s) | min – max (s) | speed-up over sequential | × herd ws | tasks | local steals | remote steals | failed steals |\n|---|---|---|---|---|---|---|---|---|",
                 b.name(),
                 b.describe()
             );
-            for (ci, c) in self.contenders.iter().enumerate() {
+            for (ci, c) in self.at(threads) {
                 let r = &self.runs[bi][ci];
                 let s = Summary::of(&r.seconds);
                 let label = match c.id.as_str() {
@@ -272,13 +346,12 @@ impl Report<'_> {
                     fmt(s.min),
                     fmt(s.max),
                     fmt_opt(self.speedup(bi, ci)),
-                    fmt_opt(ratio(Some(s.median), self.median(bi, "ws"))),
+                    fmt_opt(self.vs_ws(bi, ci)),
                 );
             }
             md.push('\n');
         }
-        let parallel: Vec<(usize, &Contender)> =
-            self.contenders.iter().enumerate().filter(|(_, c)| c.id != "seq").collect();
+        let parallel: Vec<(usize, &Contender)> = self.at(threads).filter(|(_, c)| c.id != "seq").collect();
         let _ = writeln!(
             md,
             "### Speed-up over the sequential run, {threads} threads\n\n| kernel | {} |\n|---|{}",
@@ -306,10 +379,11 @@ impl Report<'_> {
                         let r = &self.runs[bi][ci];
                         json!({
                             "id": c.id,
+                            "threads": c.threads,
                             "seconds": r.seconds,
                             "summary": Summary::of(&r.seconds),
                             "speedup": self.speedup(bi, ci),
-                            "vs_ws": ratio(Some(median(&r.seconds)), self.median(bi, "ws")),
+                            "vs_ws": self.vs_ws(bi, ci),
                             "herd_counters": c.herd.map(|_| &r.counts),
                             "herd_counters_median": c.herd.map(|_| Counts::median_of(&r.counts)),
                         })
@@ -331,14 +405,13 @@ impl Report<'_> {
             y_desc: "× sequential",
             groups: self.benches.iter().map(|b| b.name().to_string()).collect(),
             series: self
-                .contenders
-                .iter()
-                .enumerate()
+                .at(threads)
                 .filter(|(_, c)| c.id != "seq")
-                .map(|(ci, c)| {
+                .enumerate()
+                .map(|(k, (ci, c))| {
                     let name = if c.herd.is_some() { c.id.as_str() } else { "Rayon" };
                     let values = (0..self.benches.len()).map(|bi| self.speedup(bi, ci)).collect();
-                    (name, PALETTE[(ci - 1) % PALETTE.len()], values)
+                    (name, PALETTE[k % PALETTE.len()], values)
                 })
                 .collect(),
             lines: vec![(1.0, "sequential".into()), (threads as f64, format!("{threads}× (ideal)"))],
