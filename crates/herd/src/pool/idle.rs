@@ -157,7 +157,7 @@ impl Registry {
             return Some(job);
         }
         let stolen = self.sched.steal(slot, self.counters.of(slot));
-        for _ in 0..stolen.moved {
+        for _ in 0..stolen.wake {
             self.notify_work(Target::Shepherd(self.shepherds.of[slot]), slot);
         }
         let job = stolen.job?;

@@ -133,14 +133,14 @@ impl Scheduler for WorkStealing {
                             bump(&counters.remote_steals, 1);
                             bump(&counters.stolen_tasks, 1);
                         }
-                        return Stolen { job: Some(job), moved: 0 };
+                        return Stolen { job: Some(job), wake: 0 };
                     }
                     Steal::Retry => retry = true,
                     Steal::Empty => {}
                 }
             }
             match self.injector.steal() {
-                Steal::Success(job) => return Stolen { job: Some(job), moved: 0 },
+                Steal::Success(job) => return Stolen { job: Some(job), wake: 0 },
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
             }

@@ -96,7 +96,7 @@ impl ShepherdLifo {
                     // youngest of the stolen jobs.
                     self.shepherds[h].queue.push_all(jobs, slot as u32, &self.pending);
                 }
-                return Stolen { job: first, moved };
+                return Stolen { job: first, wake: moved };
             }
         }
         bump(&counters.failed_steals, 1);
@@ -134,7 +134,7 @@ impl Scheduler for ShepherdLifo {
         let h = self.shepherd_of[slot];
         let me = &self.shepherds[h];
         if let Some(job) = me.queue.pop_newest(&self.pending) {
-            return Stolen { job: Some(job), moved: 0 };
+            return Stolen { job: Some(job), wake: 0 };
         }
         if self.nearest[h].is_empty()
             || me.stealing.load(Ordering::Relaxed)

@@ -54,13 +54,19 @@ pub(crate) enum Target {
     Shepherd(usize),
 }
 
-/// The result of a steal: a job to run, and how many more jobs were moved
-/// to the caller's shepherd queue (as many siblings should be woken).
+/// The result of a steal: a job to run, and how many sleeping siblings the
+/// caller should wake for work the steal left where they can take it.
 #[derive(Default)]
 pub(crate) struct Stolen {
     pub(crate) job: Option<JobRef>,
-    pub(crate) moved: usize,
+    pub(crate) wake: usize,
 }
+
+/// The most sleepers one steal wakes (`mts`): a bulk steal wakes two
+/// siblings, and each thief that leaves work behind in its victim wakes one
+/// more, so wake-ups spread as a tree instead of one thread issuing a
+/// system call per moved job.
+pub(crate) const STEAL_WAKE_FANOUT: usize = 2;
 
 /// What a joiner found when it came back for the job it queued.
 pub(crate) enum Reclaim {

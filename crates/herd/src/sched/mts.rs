@@ -17,8 +17,10 @@
 //!    finds — the largest pieces of a divide-and-conquer tree — into its own
 //!    deque (`steal_batch_with_limit_and_pop`: at most half the victim's
 //!    deque, at most `HERD_STEAL_CHUNK`, default the shepherd's size), runs
-//!    one and releases the ticket; the caller wakes one sibling per moved
-//!    job, and they take them from its deque by rule 1. Losers of the ticket
+//!    one and releases the ticket; the caller wakes two sleeping siblings,
+//!    who take jobs from its deque by rule 1, and every thief that leaves
+//!    work behind in its victim wakes one more — wake-ups spread as a tree,
+//!    never a system call per moved job by one thread. Losers of the ticket
 //!    do not steal remotely: they wait for that work. So a shepherd sends at
 //!    most one thief across the machine at a time, and a remote steal brings
 //!    work for the whole shepherd.
@@ -37,7 +39,7 @@
 
 use super::counters::bump;
 use super::pending::{Pending, NO_SLOT};
-use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target};
+use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target, STEAL_WAKE_FANOUT};
 use crate::shepherds::Shepherds;
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -140,9 +142,17 @@ impl Mts {
 
     /// Rule 1: one job from the caller's own shepherd (its injector, then
     /// its siblings' deques). `retry` is set when a steal lost a race.
-    fn steal_near(&self, slot: usize, h: usize, counters: &Counters, retry: &mut bool) -> Option<JobRef> {
+    /// Returns the job and whether its source still holds work (a sleeping
+    /// sibling should be woken for it).
+    fn steal_near(
+        &self,
+        slot: usize,
+        h: usize,
+        counters: &Counters,
+        retry: &mut bool,
+    ) -> Option<(JobRef, bool)> {
         match self.shepherds[h].injector.steal() {
-            Steal::Success(job) => return Some(job),
+            Steal::Success(job) => return Some((job, !self.shepherds[h].injector.is_empty())),
             Steal::Retry => *retry = true,
             Steal::Empty => {}
         }
@@ -157,7 +167,7 @@ impl Mts {
                 Steal::Success(job) => {
                     self.pending.sub(v as u32);
                     bump(&counters.local_steals, 1);
-                    return Some(job);
+                    return Some((job, !self.stealers[v].is_empty()));
                 }
                 Steal::Retry => *retry = true,
                 Steal::Empty => {}
@@ -209,7 +219,7 @@ impl Mts {
                     self.pending.moved(from, slot as u32, moved as u32);
                     bump(&counters.remote_steals, 1);
                     bump(&counters.stolen_tasks, moved as u64 + 1);
-                    return Stolen { job: Some(job), moved };
+                    return Stolen { job: Some(job), wake: moved.min(STEAL_WAKE_FANOUT) };
                 }
             }
         }
@@ -255,8 +265,8 @@ impl Scheduler for Mts {
         let h = self.shepherd_of[slot];
         loop {
             let mut retry = false;
-            if let Some(job) = self.steal_near(slot, h, counters, &mut retry) {
-                return Stolen { job: Some(job), moved: 0 };
+            if let Some((job, more)) = self.steal_near(slot, h, counters, &mut retry) {
+                return Stolen { job: Some(job), wake: usize::from(more) };
             }
             if retry {
                 continue;
