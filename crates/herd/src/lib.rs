@@ -33,6 +33,7 @@ pub mod config;
 mod error;
 mod feb;
 pub mod measure;
+pub mod partition;
 pub mod placement;
 mod pool;
 pub mod rt;

@@ -24,8 +24,8 @@
 //! loop), the loop cannot start a region; it splits the range recursively with
 //! [`join`](super::join()) instead, so idle participants can still help.
 
-use super::region::block;
 use super::registry::{current, Registry};
+use crate::partition;
 use crossbeam_utils::CachePadded;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -93,11 +93,9 @@ impl Registry {
             Schedule::Static { chunk } => {
                 self.broadcast(
                     |ctx| {
-                        let mut start = ctx.index() * chunk;
-                        while start < len {
-                            let end = (start + chunk).min(len);
-                            body(ctx.index(), lo + start..lo + end);
-                            start += n * chunk;
+                        let i = ctx.index();
+                        for c in partition::static_chunks(len as u64, chunk as u64, i as u64, n as u64) {
+                            body(i, lo + c.start as usize..lo + c.end as usize);
                         }
                     },
                     false,
@@ -137,7 +135,9 @@ impl Registry {
                             if start >= len {
                                 break;
                             }
-                            let size = ((len - start).div_ceil(n)).max(min_chunk).min(len - start);
+                            let size =
+                                partition::guided_chunk((len - start) as u64, n as u64, min_chunk as u64)
+                                    as usize;
                             match next.compare_exchange_weak(
                                 start,
                                 start + size,
@@ -193,6 +193,13 @@ impl Registry {
     fn count_chunk(&self, i: usize) {
         crate::sched::counters::bump(&self.counters.of(i).chunks, 1);
     }
+}
+
+/// Participant `i`'s block of a static partition of `0..len` among `n`.
+#[inline]
+fn block(len: usize, i: usize, n: usize) -> Range<usize> {
+    let b = partition::block(len as u64, i as u64, n as u64);
+    b.start as usize..b.end as usize
 }
 
 #[inline]
