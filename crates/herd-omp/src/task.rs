@@ -18,8 +18,9 @@
 //! in the team or on a stack and are never freed by count: an included task
 //! waits for its children before its frame goes away. Taskgroups count every
 //! task created while they are innermost, including descendants (a task
-//! inherits its creator's group). The team counts outstanding deferred tasks
-//! per barrier epoch (see `team`), decremented as each task's very last act.
+//! inherits its creator's group). The team counts deferred tasks per barrier
+//! epoch and per member (see `team`): created by the creating member,
+//! finished by the member that ran the task, as each task's very last act.
 //!
 //! **Dependences** (sibling tasks, OpenMP 4.5 §2.13.9): each parent keeps a
 //! table from address to the last writer's node and the readers since. A new
@@ -505,7 +506,7 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
         // SAFETY: a group outlives the tasks counted in it.
         unsafe { (*group).count.fetch_add(1, Ordering::Relaxed) };
     }
-    team.pending[(epoch & 1) as usize].fetch_add(1, Ordering::Relaxed);
+    team.task_created(enc.num, epoch);
     if deps.is_empty() {
         schedule(task);
         return;
@@ -578,14 +579,13 @@ fn finish(task: &Task) {
             }
         }
     }
-    // SAFETY: the team outlives its tasks (it waits for `pending`, dropped last).
+    // SAFETY: the team outlives its tasks (it waits for their counts, the
+    // very last thing a task touches).
     let team = unsafe { &*task.team.get() };
-    let epoch = task.epoch.get();
+    let (epoch, num) = (task.epoch.get(), task.runner.load(Ordering::Relaxed));
     release(task.parent.get(), team);
     release(task, team);
-    if team.pending[(epoch & 1) as usize].fetch_sub(1, Ordering::SeqCst) == 1 {
-        team.wake_all();
-    }
+    team.task_finished(num, epoch);
 }
 
 /// Drops one reference of `task`: frees a finished heap task at zero, and
