@@ -400,7 +400,7 @@ pub(crate) fn spawn(s: Spawn) {
 ///
 /// An implicit task producing tasks in a loop (a `single` filling the queue)
 /// is the only source of work for the others, so it keeps deferring while
-/// its queue is short (fewer than `2n`, at least 8), and beyond that as long
+/// its queue is short (fewer than `16n`, at least 32), and beyond that as long
 /// as others take tasks from it (its queue shrank since its previous
 /// deferral); it runs a task itself only when the queue is deep *and* nobody
 /// took anything since — the others are busy, and the queue keeps them fed
@@ -410,7 +410,7 @@ fn should_defer(parent: &Task, team: &Team, len: usize) -> bool {
     if !parent.implicit.get() {
         return len < 1;
     }
-    let (low, high) = ((2 * team.n).max(8), 64 * team.n);
+    let (low, high) = ((16 * team.n).max(32), 64 * team.n);
     let taken = parent.queued.get() > len;
     let defer = len < high && (len < low || taken);
     parent.queued.set(if defer { len + 1 } else { len });
