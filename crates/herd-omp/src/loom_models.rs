@@ -1,9 +1,18 @@
 //! loom models of the team protocols (run with `make test-loom`):
 //! the worksharing ring (exclusive initialisation, publication, recycling
-//! with a ring of two), the dissemination barrier (writes before it are seen
-//! after it) and the barrier's task drain (no member leaves while a task of
-//! the epoch is outstanding). These drive the real `ws`/`team` functions;
-//! only the atomics and the wait loop are loom's (`crate::wait`).
+//! with a ring of two), the two-member barrier (writes before it are seen
+//! after it), the tree barrier (with sleeping members: no lost wake-up, no
+//! release before every member arrived, reuse), the barrier's task drain (no
+//! member leaves while a task of the epoch is outstanding; the per-member
+//! counts read in the right order; the drained epoch passed on to sleepers)
+//! and the end-of-region drain (a finishing task wakes the sleeping master).
+//! These drive the real `ws`/`team` functions; only the atomics and the wait
+//! loop are loom's (`crate::wait`, whose model parker sleeps for real, so a
+//! lost wake-up is a loom deadlock).
+//!
+//! Each model with sleeping members was checked to fail when the protocol is
+//! weakened, with `HERD_OMP_WEAKEN=...` in the environment of the loom run (see
+//! each model's comment for the failure loom reports).
 
 use crate::icv::SchedKind;
 use crate::team::Team;
@@ -96,11 +105,11 @@ fn barrier_drains_tasks() {
     b.check(|| {
         let team = Arc::new(Team::new(1, None));
         let done = Arc::new(AtomicBool::new(false));
-        team.pending[0].fetch_add(1, Ordering::Relaxed);
+        team.task_created(0, 0);
         let (tt, dt) = (team.clone(), done.clone());
         let task = loom::thread::spawn(move || {
             dt.store(true, Ordering::Relaxed);
-            tt.pending[0].fetch_sub(1, Ordering::SeqCst);
+            tt.task_finished(0, 0);
         });
         assert_eq!(team.barrier(0, 0), 1);
         assert!(done.load(Ordering::Relaxed), "the member left the barrier before the task finished");
@@ -160,5 +169,107 @@ fn barrier_members_cannot_all_sleep() {
         let saw0 = run(flags, 0);
         let saw1 = other.join().unwrap();
         assert!(saw0 == 1 || saw1 == 1, "both members missed the other's signal");
+    });
+}
+
+/// Runs `f(me)` as member `me` of `team` on `threads` loom threads (the
+/// model's main thread is member 0), each sleeping on its model parker.
+fn members(team: &Arc<Team>, threads: usize, f: impl Fn(&Team, usize) + Send + Sync + 'static) {
+    let f = Arc::new(f);
+    let handles: Vec<_> = (1..threads)
+        .map(|me| {
+            let (t, f) = (team.clone(), f.clone());
+            loom::thread::spawn(move || {
+                crate::wait::model_enter(&t.model_parkers[me]);
+                f(&t, me);
+            })
+        })
+        .collect();
+    crate::wait::model_enter(&team.model_parkers[0]);
+    f(team, 0);
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+/// The tree barrier, three members in a chain (fan-in 2: 0 ← 1 ← 2, so the
+/// middle member both waits for a child and is released by its parent), two
+/// consecutive barriers, members that sleep: a member's write before a
+/// barrier is seen by every member after it (nobody is released before all
+/// arrived), the `arrive` words are reused, and no wake-up is lost (loom
+/// reports a deadlock otherwise). Weakened, it fails:
+/// `HERD_OMP_WEAKEN=release_early` (parents release without waiting for
+/// their children): "released before member 2 arrived";
+/// `release_store` (the release written with a plain store instead of a
+/// read-modify-write): deadlock, the lost wake-up; `sleeper_load` (the
+/// child's check before sleeping a plain load): deadlock.
+#[test]
+fn tree_barrier_with_sleepers() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        let team = Arc::new(Team::with_fanin(3, None, 2));
+        let data: Arc<Vec<AtomicUsize>> = Arc::new((0..3).map(|_| AtomicUsize::new(0)).collect());
+        members(&team, 3, move |team, me| {
+            let mut epoch = 0;
+            for round in 1..=2 {
+                data[me].store(round, Ordering::Relaxed);
+                epoch = team.barrier(me, epoch);
+                for (k, d) in data.iter().enumerate() {
+                    assert!(d.load(Ordering::Relaxed) >= round, "released before member {k} arrived");
+                }
+            }
+        });
+    });
+}
+
+/// The drain with per-member counts: member 0 created task A before the
+/// barrier; member 1 runs A, which creates B, finishes A, then runs and
+/// finishes B, and drains; member 0 drains meanwhile (and may sleep). Member
+/// 0 leaves only after B finished, and is woken. Weakened:
+/// `HERD_OMP_WEAKEN=drain_order` (sum `created` before `finished`): member
+/// 0 reads A's creation but not B's, then both A's finish — "left the drain
+/// while task B was outstanding".
+#[test]
+fn drain_counts_and_wakes() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        let team = Arc::new(Team::new(2, None));
+        let done_b = Arc::new(AtomicBool::new(false));
+        team.task_created(0, 0);
+        members(&team, 2, move |team, me| {
+            if me == 1 {
+                team.task_created(1, 0); // A creates B
+                team.task_finished(1, 0); // A finishes
+                done_b.store(true, Ordering::Relaxed);
+                team.task_finished(1, 0); // B finishes
+            }
+            team.drain(me, 0);
+            assert!(done_b.load(Ordering::Relaxed), "left the drain while task B was outstanding");
+        });
+    });
+}
+
+/// The end-of-region drain: the master (every member has returned) waits
+/// for the task member 1 still runs, and sleeps; the finishing task sees
+/// `end_sleep` and wakes it. Weakened: `HERD_OMP_WEAKEN=end_wake` (the
+/// finisher does not check): deadlock.
+#[test]
+fn end_drain_wakes_the_master() {
+    loom::model(|| {
+        let team = Arc::new(Team::new(2, None));
+        let done = Arc::new(AtomicBool::new(false));
+        team.task_created(0, 0);
+        let (t2, d2) = (team.clone(), done.clone());
+        let other = loom::thread::spawn(move || {
+            d2.store(true, Ordering::Relaxed);
+            t2.task_finished(1, 0);
+        });
+        crate::wait::model_enter(&team.model_parkers[0]);
+        crate::wait::until(|last| team.region_drained(0, last));
+        team.region_done();
+        assert!(done.load(Ordering::Relaxed), "the master left before the task finished");
+        other.join().unwrap();
     });
 }

@@ -133,9 +133,10 @@ fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, at: Nesting) {
         // and each member touches only its own implicit task.
         unsafe {
             herd::rt::broadcast_raw(&root.pool, n, share, team as *const Team as *const (), &|last| {
-                team.all_drained(last)
+                team.region_drained(team.end.get().1, last)
             })
         };
+        team.region_done();
         let (ws_end, epoch_end) = team.end.get();
         ws::finish_region(team, ws_end);
         if epoch_end != team.epoch_base.get() {

@@ -7,8 +7,8 @@
 //! on the encountering thread) when its `if` clause is false, it is final or
 //! inside a final task, the team has one thread, or — lazy task creation, as
 //! herd's `join` — when it has no dependences and its creator already has
-//! enough queued (see `lazy_threshold`; an OpenMP runtime may run any task
-//! immediately).
+//! enough queued and nobody is taking from it (see `should_defer`; an OpenMP
+//! runtime may run any task immediately).
 //!
 //! **Counting.** `refs` = 1 (the task itself, until it finishes) + its
 //! unfinished children. `taskwait` waits for `refs == 1`. A finishing child
@@ -18,8 +18,9 @@
 //! in the team or on a stack and are never freed by count: an included task
 //! waits for its children before its frame goes away. Taskgroups count every
 //! task created while they are innermost, including descendants (a task
-//! inherits its creator's group). The team counts outstanding deferred tasks
-//! per barrier epoch (see `team`), decremented as each task's very last act.
+//! inherits its creator's group). The team counts deferred tasks per barrier
+//! epoch and per member (see `team`): created by the creating member,
+//! finished by the member that ran the task, as each task's very last act.
 //!
 //! **Dependences** (sibling tasks, OpenMP 4.5 §2.13.9): each parent keeps a
 //! table from address to the last writer's node and the readers since. A new
@@ -88,6 +89,9 @@ pub(crate) struct Task {
     node: UnsafeCell<Option<Arc<DepNode>>>,
     /// Unfinished predecessors + 1 while its creator registers edges.
     npred: AtomicUsize,
+    /// Implicit tasks: the creating member's queue length after its last
+    /// deferral (see `should_defer`).
+    queued: Cell<usize>,
     func: Cell<Option<TaskFn>>,
     data: Cell<*mut c_void>,
     layout: Cell<Option<Layout>>,
@@ -162,6 +166,7 @@ impl Task {
             deps: UnsafeCell::new(None),
             node: UnsafeCell::new(None),
             npred: AtomicUsize::new(0),
+            queued: Cell::new(0),
             func: Cell::new(None),
             data: Cell::new(std::ptr::null_mut()),
             layout: Cell::new(None),
@@ -194,6 +199,7 @@ impl Task {
         self.group.set(std::ptr::null());
         self.counted_in.set(std::ptr::null());
         self.epoch.set(epoch);
+        self.queued.set(0);
         // SAFETY: only this member uses its implicit task; the previous
         // region's children all finished before it ended.
         unsafe { *self.deps.get() = None };
@@ -377,7 +383,7 @@ pub(crate) fn spawn(s: Spawn) {
             t.n > 1
                 && s.if_clause
                 && !final_
-                && (!deps.is_empty() || herd::rt::local_queue_len() < lazy_threshold(enc.parent, t))
+                && (!deps.is_empty() || should_defer(enc.parent, t, herd::rt::local_queue_len()))
         });
         match defer_in {
             Some(team) => defer(&enc, team, &s, &deps),
@@ -386,20 +392,29 @@ pub(crate) fn spawn(s: Spawn) {
     })
 }
 
-/// Queued tasks above which a new task (without dependences) is run at once
-/// instead of deferred. Tasks of explicit tasks — recursive task trees —
-/// use lazy task creation (one stealable task per member is kept, as
-/// herd's `join` does), so the fine-grained leaves cost a function call.
-/// An implicit task producing tasks in a loop (a `single` filling the
-/// queue) defers them all unless its queue is very long (64 per member, as
-/// libgomp bounds it): the others must be able to take every coarse task
-/// while the producer keeps producing.
-fn lazy_threshold(parent: &Task, team: &Team) -> usize {
-    if parent.implicit.get() {
-        64 * team.n
-    } else {
-        1
+/// Whether a new task (without dependences) of `parent` is deferred, given
+/// `len` tasks already queued on the creating member. Tasks of explicit
+/// tasks — recursive task trees — use lazy task creation (one stealable task
+/// per member is kept, as herd's `join` does), so the fine-grained leaves
+/// cost a function call.
+///
+/// An implicit task producing tasks in a loop (a `single` filling the queue)
+/// is the only source of work for the others, so it keeps deferring while
+/// its queue is short (fewer than `16n`, at least 32), and beyond that as long
+/// as others take tasks from it (its queue shrank since its previous
+/// deferral); it runs a task itself only when the queue is deep *and* nobody
+/// took anything since — the others are busy, and the queue keeps them fed
+/// while it runs one. Never more than `64n` queued (libgomp's bound; libomp
+/// runs a task at once when its 256-entry deque is full).
+fn should_defer(parent: &Task, team: &Team, len: usize) -> bool {
+    if !parent.implicit.get() {
+        return len < 1;
     }
+    let (low, high) = ((16 * team.n).max(32), 64 * team.n);
+    let taken = parent.queued.get() > len;
+    let defer = len < high && (len < low || taken);
+    parent.queued.set(if defer { len + 1 } else { len });
+    defer
 }
 
 /// Runs a task at once on the encountering thread. With dependences it is
@@ -505,7 +520,7 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
         // SAFETY: a group outlives the tasks counted in it.
         unsafe { (*group).count.fetch_add(1, Ordering::Relaxed) };
     }
-    team.pending[(epoch & 1) as usize].fetch_add(1, Ordering::Relaxed);
+    team.task_created(enc.num, epoch);
     if deps.is_empty() {
         schedule(task);
         return;
@@ -578,14 +593,13 @@ fn finish(task: &Task) {
             }
         }
     }
-    // SAFETY: the team outlives its tasks (it waits for `pending`, dropped last).
+    // SAFETY: the team outlives its tasks (it waits for their counts, the
+    // very last thing a task touches).
     let team = unsafe { &*task.team.get() };
-    let epoch = task.epoch.get();
+    let (epoch, num) = (task.epoch.get(), task.runner.load(Ordering::Relaxed));
     release(task.parent.get(), team);
     release(task, team);
-    if team.pending[(epoch & 1) as usize].fetch_sub(1, Ordering::SeqCst) == 1 {
-        team.wake_all();
-    }
+    team.task_finished(num, epoch);
 }
 
 /// Drops one reference of `task`: frees a finished heap task at zero, and

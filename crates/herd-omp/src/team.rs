@@ -1,35 +1,70 @@
 //! A team: the threads of one parallel region, its barrier, its worksharing
-//! ring and its count of outstanding tasks.
+//! ring and its counts of outstanding tasks.
 //!
-//! **Barrier protocol** (dissemination barrier with a task drain). Barrier
-//! number `b` (each thread counts its barriers; OpenMP makes every member
-//! meet the same ones) has `ceil(log2 n)` rounds; in round `k`, member `i`
-//! stores `b` into its *own* flag `k` (a plain `Release` store: the signal
-//! costs no stall) and waits until the flag `k` of member `(i - 2^k) mod n`
-//! has reached `b`; then it issues a `SeqCst` fence and wakes member
-//! `(i + 2^k) mod n` if that one sleeps. A member about to sleep (in
-//! `herd::rt::wait_until`, after announcing it on its parker with a `SeqCst`
-//! compare-exchange) issues a `SeqCst` fence and re-checks with a
-//! read-modify-write. No lost wake-up: if the sleeper's re-check reads a
-//! value before the signal, it precedes the signaller's later fence in the
-//! single total order, so the signaller's `SeqCst` load of the sleeper's
-//! parker sees the announcement; and no cycle of sleepers: every sleeper's
-//! fence would have to precede its predecessor's in that order, around the
-//! ring. After the last round every member has arrived. Then each
-//! member waits, running tasks, until the team's count of outstanding tasks
-//! *of this epoch* is zero. Tasks are counted by the epoch of their creation
-//! (`pending[epoch & 1]`): a member that leaves the barrier early and creates
-//! a task of the next epoch cannot hold back members still draining this one,
-//! and a count cannot rise again once it reached zero with all members in the
-//! barrier (only tasks of the epoch create tasks of the epoch). The task whose
-//! completion brings a count to zero wakes every member.
+//! **Barrier protocol.** Barrier number `b` (each thread counts its barriers;
+//! OpenMP makes every member meet the same ones). Two members exchange
+//! signals (one dissemination round): each stores `b` into its *own* flag (a
+//! plain `Release` store: no stall), waits for the other's flag, then issues
+//! a `SeqCst` fence and wakes the other if it sleeps. Three or more members
+//! use a **combining tree** of fan-in [`FANIN`] over member numbers (herd
+//! numbers participants in topology order, so siblings are neighbours):
+//! member `i > 0`'s parent is `i / FANIN`, so the children of `p > 0` are the
+//! aligned group `p*FANIN .. p*FANIN + FANIN` and those of 0 are `1 ..
+//! FANIN`; the depth is at most `ceil(log_FANIN n)`.
+//! * *Arrival*, up the tree: a member waits until its `arrive` word (one line
+//!   per member, written only by its children) counts all its children,
+//!   resets it to 0, then adds one to its parent's with a `SeqCst`
+//!   read-modify-write; the child whose addition completes the parent's count
+//!   wakes the parent if it sleeps (one wake at most per member).
+//! * *Release*, down the tree: the root, once its children arrived, and every
+//!   other member once released, stores `b` into its own `release` word
+//!   (`Release`), issues a `SeqCst` fence and wakes each of its children that
+//!   sleeps (at most `FANIN` wakes per member; nobody issues a sequence of
+//!   `n` wakes). A child waits for its parent's `release` to reach `b`.
 //!
-//! Two threads: one round; measured about 30 ns above one cache-line round
-//! trip between them (BENCHMARKS.md).
+//! A member about to sleep (in `herd::rt::wait_until`, after announcing it on
+//! its parker with a `SeqCst` compare-exchange) issues a `SeqCst` fence and
+//! re-checks with a read-modify-write. No lost wake-up: if the sleeper's
+//! re-check reads a value before the signal, it precedes the signaller's
+//! fence (or read-modify-write) in the single total order, so the
+//! signaller's `SeqCst` load of the sleeper's parker sees the announcement.
+//! A parent resets its `arrive` before it releases, and its children add for
+//! the next barrier only after they saw that release, so the word is reused.
+//!
+//! **Task drain.** Then each member waits, running tasks, until no task of
+//! the barrier's *epoch* is outstanding. Tasks are counted per epoch parity
+//! (`epoch & 1`: a member that leaves the barrier early and creates a task of
+//! the next epoch cannot hold back members still draining this one) and per
+//! member, on the member's own line: `created` by the member creating a task,
+//! `finished` by the member finishing one — no word that every member writes.
+//! `task_epoch[parity]` is set to the epoch by the first task of an epoch
+//! (written once, read-shared after), so a barrier of an epoch without tasks
+//! skips the drain. The drain reads every member's `finished`, then every
+//! member's `created`, and is done when the sums are equal: a finish seen
+//! implies its creation is seen (creation happens before the finish), and
+//! by induction over the task tree every task of the epoch — created by an
+//! implicit task before the barrier, or by a task of the epoch, whose finish
+//! was seen — was seen created and finished. (Reading `created` first can
+//! see a creation's finish without it; loom model.) A drainer that sees the
+//! epoch drained issues a `SeqCst` fence and wakes its tree neighbours
+//! (parent and children) if they sleep; they pass it on. Every task of the
+//! epoch runs on a member waiting in the drain (or inside a task it runs), so
+//! the member that finishes the last one re-checks on return and starts the
+//! wake-up. A drainer about to sleep re-checks with read-modify-writes: if
+//! it missed a finish, that finish, and the neighbour that saw it, come later
+//! in the total order.
+//!
+//! **End of region.** The master (after every member returned) waits until
+//! both parities are drained; before it sleeps it sets `end_sleep`, and a
+//! finishing task that sees `end_sleep` re-checks the sums (read-modify-
+//! writes) and wakes the master when they are equal.
+//!
+//! Two threads: one exchange, about 30 ns above one cache-line round trip
+//! between them (BENCHMARKS.md).
 
 use crate::parallel::Spec;
 use crate::task::Task;
-use crate::wait::{self, AtomicU32, AtomicUsize, Observe};
+use crate::wait::{self, AtomicU32, AtomicU64, Observe};
 use crate::ws::WorkShare;
 use crossbeam_utils::CachePadded;
 use herd::rt::PoolHandle;
@@ -42,7 +77,31 @@ pub(crate) const WS_RING: usize = 8;
 /// A short ring under loom, so that recycling is explored.
 #[cfg(loom)]
 pub(crate) const WS_RING: usize = 2;
-const MAX_ROUNDS: usize = 16;
+/// Children per member in the barrier tree (and the most wakes a member
+/// issues to release its children).
+pub(crate) const FANIN: usize = 4;
+
+/// The words a member writes in the barrier (its own line).
+#[derive(Default)]
+struct Own {
+    /// Tree: the last barrier number released to its children; two
+    /// members: its signal.
+    release: AtomicU32,
+    /// Wakes it issued (conditional: each wakes the target only if it
+    /// sleeps), counted always (relaxed, single writer) for the structural
+    /// tests: releasing children, completing a parent's arrival, passing a
+    /// drained epoch on.
+    wakes_release: std::sync::atomic::AtomicU64,
+    wakes_arrive: std::sync::atomic::AtomicU64,
+    wakes_drain: std::sync::atomic::AtomicU64,
+}
+
+/// A member's task counts by epoch parity (its own line).
+#[derive(Default)]
+pub(crate) struct Counts {
+    created: [AtomicU64; 2],
+    finished: [AtomicU64; 2],
+}
 
 /// The threads of one parallel region; see the module documentation.
 pub(crate) struct Team {
@@ -56,10 +115,17 @@ pub(crate) struct Team {
     pub parent_num: Cell<u32>,
     /// Wakes members; `None` for a team of one.
     pub handle: Option<PoolHandle>,
-    rounds: u32,
-    flags: Box<[CachePadded<[AtomicU32; MAX_ROUNDS]>]>,
-    /// Outstanding deferred tasks by creation epoch parity.
-    pub pending: [CachePadded<AtomicUsize>; 2],
+    /// Children per tree node (`FANIN`; smaller in loom models).
+    fanin: usize,
+    /// Arrivals of each member's children in the current barrier.
+    arrive: Box<[CachePadded<AtomicU32>]>,
+    own: Box<[CachePadded<Own>]>,
+    /// Outstanding deferred tasks: per member, by creation epoch parity.
+    counts: Box<[CachePadded<Counts>]>,
+    /// The latest epoch of each parity that created a task.
+    task_epoch: CachePadded<[AtomicU32; 2]>,
+    /// Nonzero while the master may sleep in the end-of-region drain.
+    end_sleep: CachePadded<AtomicU32>,
     pub ws: Box<[CachePadded<WorkShare>]>,
     /// Each member's implicit task; reused region after region.
     pub implicit: Box<[CachePadded<Task>]>,
@@ -73,19 +139,39 @@ pub(crate) struct Team {
     pub spec: Cell<Option<Spec>>,
     /// The master's worksharing and barrier numbers at the end of its share.
     pub end: CachePadded<Cell<(u64, u32)>>,
+    /// Under loom: each member's model parker (see `wait::until`).
+    #[cfg(loom)]
+    pub(crate) model_parkers: Vec<std::sync::Arc<wait::ModelParker>>,
 }
 
 // SAFETY: the `Cell` fields are written only by the master between regions
-// (or while building the team) and read by members during a region, after the
-// post that starts it; everything shared during a region is atomic.
+// (or while building the team) and read by members during a region, after
+// the post that starts it; everything shared during a region is atomic.
 unsafe impl Sync for Team {}
 // SAFETY: as above.
 unsafe impl Send for Team {}
 
+/// `v` has reached barrier number `number` (wrapping).
+#[inline]
+fn reached(v: u32, number: u32) -> bool {
+    v.wrapping_sub(number) as i32 >= 0
+}
+
+/// Adds one to a counter written only by the calling thread.
+#[inline]
+fn bump(c: &std::sync::atomic::AtomicU64) {
+    c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
 impl Team {
     pub(crate) fn new(n: usize, handle: Option<PoolHandle>) -> Team {
-        let rounds = if n <= 1 { 0 } else { usize::BITS - (n - 1).leading_zeros() };
-        assert!((rounds as usize) <= MAX_ROUNDS);
+        Team::with_fanin(n, handle, FANIN)
+    }
+
+    /// A team whose barrier tree has `fanin` children per node (loom models
+    /// use 2, to get a deep tree from few threads).
+    pub(crate) fn with_fanin(n: usize, handle: Option<PoolHandle>, fanin: usize) -> Team {
+        assert!(fanin >= 2);
         Team {
             n,
             level: Cell::new(0),
@@ -93,25 +179,30 @@ impl Team {
             parent: Cell::new(std::ptr::null()),
             parent_num: Cell::new(0),
             handle,
-            rounds,
-            flags: (0..n).map(|_| CachePadded::new(Default::default())).collect(),
-            pending: Default::default(),
+            fanin,
+            arrive: (0..n).map(|_| CachePadded::new(AtomicU32::new(0))).collect(),
+            own: (0..n).map(|_| CachePadded::new(Own::default())).collect(),
+            counts: (0..n).map(|_| CachePadded::new(Counts::default())).collect(),
+            // Epoch 0 with no task yet: u32::MAX is never an epoch of parity 0
+            // before wrapping, and 0 never one of parity 1.
+            task_epoch: CachePadded::new([AtomicU32::new(u32::MAX), AtomicU32::new(0)]),
+            end_sleep: CachePadded::new(AtomicU32::new(0)),
             ws: (0..WS_RING).map(|i| CachePadded::new(WorkShare::new(i as u64))).collect(),
             implicit: (0..n).map(|_| CachePadded::new(Task::implicit_blank())).collect(),
             ws_base: Cell::new(0),
             epoch_base: Cell::new(0),
             spec: Cell::new(None),
             end: CachePadded::new(Cell::new((0, 0))),
+            #[cfg(loom)]
+            model_parkers: (0..n).map(|_| std::sync::Arc::new(wait::ModelParker::default())).collect(),
         }
     }
 
     /// Wakes every member that sleeps (after the read-modify-write that made
     /// its condition true).
     pub(crate) fn wake_all(&self) {
-        if let Some(h) = &self.handle {
-            for i in 0..self.n {
-                h.wake(i);
-            }
+        for i in 0..self.n {
+            self.wake(i);
         }
     }
 
@@ -121,51 +212,291 @@ impl Team {
         if let Some(h) = &self.handle {
             h.wake(i);
         }
+        #[cfg(loom)]
+        if let Some(p) = self.model_parkers.get(i) {
+            p.unpark_if_sleeping();
+        }
     }
 
-    /// True when no task of `epoch` is outstanding; `last`: the check before
-    /// sleeping (a read-modify-write).
+    /// Member `i`'s parent in the barrier tree (`i > 0`).
+    #[inline]
+    pub(crate) fn tree_parent(&self, i: usize) -> usize {
+        debug_assert!(i > 0);
+        i / self.fanin
+    }
+
+    /// Member `i`'s children in the barrier tree.
+    #[inline]
+    pub(crate) fn tree_children(&self, i: usize) -> std::ops::Range<usize> {
+        let first = if i == 0 { 1 } else { i * self.fanin };
+        let end = if i == 0 { self.fanin } else { first.saturating_add(self.fanin) };
+        first.min(self.n)..end.min(self.n)
+    }
+
+    /// Depth of member `i` in the barrier tree (the root: 0).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn tree_depth(&self, mut i: usize) -> u32 {
+        let mut d = 0;
+        while i > 0 {
+            i = self.tree_parent(i);
+            d += 1;
+        }
+        d
+    }
+
+    /// Wakes issued by member `i` so far: (releasing children, completing
+    /// a parent's arrival, passing a drained epoch on).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn wakes_issued(&self, i: usize) -> (u64, u64, u64) {
+        let o = &self.own[i];
+        (
+            o.wakes_release.load(Ordering::Relaxed),
+            o.wakes_arrive.load(Ordering::Relaxed),
+            o.wakes_drain.load(Ordering::Relaxed),
+        )
+    }
+
+    // ------------------------------------------------------------ tasks --
+
+    /// Member `num` creates a deferred task of `epoch`.
+    #[inline]
+    pub(crate) fn task_created(&self, num: usize, epoch: u32) {
+        let p = (epoch & 1) as usize;
+        let e = &self.task_epoch[p];
+        if e.load(Ordering::Relaxed) != epoch {
+            e.store(epoch, Ordering::Relaxed);
+        }
+        self.counts[num].created[p].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Member `num` finished a deferred task of `epoch` (its very last
+    /// access to the task): counts it and, if the master may sleep in the
+    /// end-of-region drain and nothing is outstanding now, wakes it.
+    #[inline]
+    pub(crate) fn task_finished(&self, num: usize, epoch: u32) {
+        let p = (epoch & 1) as usize;
+        self.counts[num].finished[p].fetch_add(1, Ordering::SeqCst);
+        if wait::weakened("end_wake") {
+            return; // weakened for the loom demonstration
+        }
+        if self.end_sleep.load(Ordering::SeqCst) != 0 && self.sums_equal(0, true) && self.sums_equal(1, true)
+        {
+            self.wake(0);
+        }
+    }
+
+    /// True when every task counted in parity `p` has finished: the sum of
+    /// the members' `finished`, then of their `created` (in this order; see
+    /// the module documentation). `last`: read-modify-writes.
+    fn sums_equal(&self, p: usize, last: bool) -> bool {
+        let sum = |field: fn(&Counts) -> &[AtomicU64; 2]| {
+            self.counts.iter().fold(0u64, |acc, c| acc.wrapping_add(field(c)[p].observe(last)))
+        };
+        // (Weakened for the loom demonstration: `created` first.)
+        if wait::weakened("drain_order") {
+            let cre = sum(|c| &c.created);
+            return cre == sum(|c| &c.finished);
+        }
+        let fin = sum(|c| &c.finished);
+        fin == sum(|c| &c.created)
+    }
+
+    /// True when no task of `epoch` is outstanding (from a member that
+    /// passed barrier `epoch + 1`'s tree, or the master after the region).
     #[inline]
     pub(crate) fn drained(&self, epoch: u32, last: bool) -> bool {
-        self.pending[(epoch & 1) as usize].observe(last) == 0
+        let p = (epoch & 1) as usize;
+        self.task_epoch[p].load(Ordering::Acquire) != epoch || {
+            if last {
+                wait::fence(Ordering::SeqCst);
+            }
+            self.sums_equal(p, last)
+        }
     }
 
-    /// True when no task of any epoch is outstanding.
-    pub(crate) fn all_drained(&self, last: bool) -> bool {
-        self.drained(0, last) && self.drained(1, last)
+    /// The master's end-of-region check (every member has returned; its
+    /// final epoch is `epoch`): no task of `epoch` or `epoch - 1` is
+    /// outstanding. Before sleeping (`last`) it asks finishing tasks to wake
+    /// it (`end_sleep`, see the module documentation).
+    pub(crate) fn region_drained(&self, epoch: u32, last: bool) -> bool {
+        if last && self.end_sleep.load(Ordering::Relaxed) == 0 {
+            self.end_sleep.swap(1, Ordering::SeqCst);
+        }
+        self.drained(epoch, last) && self.drained(epoch.wrapping_sub(1), last)
     }
+
+    /// After the end-of-region drain: finishing tasks need not check any more.
+    pub(crate) fn region_done(&self) {
+        if self.end_sleep.load(Ordering::Relaxed) != 0 {
+            self.end_sleep.store(0, Ordering::Relaxed);
+        }
+    }
+
+    // ---------------------------------------------------------- barrier --
 
     /// The team barrier for member `me`, whose implicit task has passed
     /// `epoch` barriers; returns the new epoch. Runs tasks while it waits.
     pub(crate) fn barrier(&self, me: usize, epoch: u32) -> u32 {
         let number = epoch.wrapping_add(1);
-        if self.n > 1 {
-            let reached = |v: u32| v.wrapping_sub(number) as i32 >= 0;
-            for k in 0..self.rounds as usize {
-                // Partners (me ± 2^k) mod n, without a division.
-                let step = 1 << k;
-                let to = if me + step >= self.n { me + step - self.n } else { me + step };
-                let from = if me >= step { me - step } else { me + self.n - step };
-                // Signal by a plain store into our own flag: no stall.
-                let mine = &self.flags[me][k];
-                mine.store(number, Ordering::Release);
-                let theirs = &self.flags[from][k];
-                wait::until(|last| {
-                    if last {
-                        // About to sleep: order our signal before the
-                        // re-check (see the module documentation).
-                        wait::fence(Ordering::SeqCst);
-                    }
-                    reached(theirs.observe(last))
-                });
-                // The member waiting for our signal may have gone to sleep
-                // before it saw it: wake it (cheap now: the store has long
-                // left the store buffer).
+        match self.n {
+            0 | 1 => {}
+            2 => self.exchange(me, number),
+            _ => self.tree(me, number),
+        }
+        self.drain(me, epoch);
+        number
+    }
+
+    /// Two members: one dissemination round.
+    fn exchange(&self, me: usize, number: u32) {
+        let other = 1 - me;
+        // Signal by a plain store into our own flag: no stall.
+        self.own[me].release.store(number, Ordering::Release);
+        let theirs = &self.own[other].release;
+        wait::until(|last| {
+            if last {
+                // About to sleep: order our signal before the re-check.
                 wait::fence(Ordering::SeqCst);
-                self.wake(to);
+            }
+            reached(theirs.observe(last), number)
+        });
+        // The other may have gone to sleep before it saw our signal: wake
+        // it (cheap now: the store has long left the store buffer).
+        wait::fence(Ordering::SeqCst);
+        bump(&self.own[me].wakes_release);
+        self.wake(other);
+    }
+
+    /// Three or more members: the combining tree.
+    fn tree(&self, me: usize, number: u32) {
+        let kids = self.tree_children(me);
+        // (Weakened for the loom demonstration: release without waiting.)
+        if !kids.is_empty() && !wait::weakened("release_early") {
+            let want = kids.len() as u32;
+            let arrive = &self.arrive[me];
+            wait::until(|last| arrive.observe(last) == want);
+            // Children add for the next barrier only after our release.
+            arrive.store(0, Ordering::Relaxed);
+        }
+        if me > 0 {
+            let p = self.tree_parent(me);
+            let want = self.tree_children(p).len() as u32;
+            if self.arrive[p].fetch_add(1, Ordering::SeqCst) + 1 == want {
+                bump(&self.own[me].wakes_arrive);
+                self.wake(p);
+            }
+            let rel = &self.own[p].release;
+            // (Weakened for the loom demonstration: a plain load before sleeping.)
+            let rmw = !wait::weakened("sleeper_load");
+            wait::until(|last| reached(rel.observe(last && rmw), number));
+        }
+        if !kids.is_empty() {
+            // A read-modify-write (herd's `unpark_if_sleeping` rule): a
+            // child whose re-check came first is read from, so its sleep
+            // announcement happens before our load of its parker.
+            // (Weakened for the loom demonstration: a plain store.)
+            if wait::weakened("release_store") {
+                self.own[me].release.store(number, Ordering::SeqCst);
+            } else {
+                self.own[me].release.swap(number, Ordering::SeqCst);
+            }
+            for c in kids {
+                bump(&self.own[me].wakes_release);
+                self.wake(c);
             }
         }
+    }
+
+    /// Waits (running tasks) until no task of `epoch` is outstanding, then
+    /// passes that on to the tree neighbours that sleep.
+    pub(crate) fn drain(&self, me: usize, epoch: u32) {
+        let p = (epoch & 1) as usize;
+        if self.task_epoch[p].load(Ordering::Relaxed) != epoch {
+            // No task of this epoch was ever created: every member sees the
+            // same (the creations happened before the barrier).
+            return;
+        }
         wait::until(|last| self.drained(epoch, last));
-        number
+        wait::fence(Ordering::SeqCst);
+        let o = &self.own[me];
+        if me > 0 {
+            bump(&o.wakes_drain);
+            self.wake(self.tree_parent(me));
+        }
+        for c in self.tree_children(me) {
+            bump(&o.wakes_drain);
+            self.wake(c);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// ceil(log_b(n)) for n >= 1.
+    fn ceil_log(n: usize, b: usize) -> u32 {
+        let (mut k, mut p) = (0, 1usize);
+        while p < n {
+            p *= b;
+            k += 1;
+        }
+        k
+    }
+
+    #[test]
+    fn tree_shape() {
+        for n in 3..=300 {
+            let t = Team::new(n, None);
+            let mut parent_of = vec![None; n];
+            for p in 0..n {
+                let kids = t.tree_children(p);
+                assert!(kids.len() <= FANIN, "n {n}: member {p} has {} children", kids.len());
+                for c in kids {
+                    assert!(parent_of[c].replace(p).is_none());
+                    assert_eq!(t.tree_parent(c), p);
+                }
+            }
+            assert!(parent_of[0].is_none() && parent_of[1..].iter().all(Option::is_some), "n {n}");
+            let depth = (0..n).map(|i| t.tree_depth(i)).max().unwrap();
+            assert!(depth <= ceil_log(n, FANIN), "n {n}: depth {depth}");
+        }
+    }
+
+    /// A synthetic 64-thread team (`pack:4 l3:1 core:16 pu:1`) runs 50
+    /// barriers: every member issues at most `FANIN` wakes per barrier to
+    /// release its children (exactly one per child) and at most one to
+    /// complete its parent's arrival; the release depth is at most
+    /// `ceil(log_FANIN 64)` = 3.
+    #[test]
+    fn wakes_per_member_on_64_threads() {
+        let topo = herd::Topology::synthetic("pack:4 l3:1 core:16 pu:1").unwrap();
+        let pool = herd::Pool::builder().topology(topo).build().unwrap();
+        let n = pool.num_threads();
+        assert_eq!(n, 64);
+        let team = Team::new(n, Some(PoolHandle::of(&pool)));
+        const BARRIERS: u64 = 50;
+        herd::rt::broadcast_n(
+            &pool,
+            n,
+            |ctx| {
+                let mut epoch = 0;
+                for _ in 0..BARRIERS {
+                    epoch = team.barrier(ctx.index(), epoch);
+                }
+            },
+            &|_| true,
+        );
+        for i in 0..n {
+            let (release, arrive, drain) = team.wakes_issued(i);
+            let kids = team.tree_children(i).len() as u64;
+            assert!(kids <= FANIN as u64);
+            assert_eq!(release, kids * BARRIERS, "member {i}: release wakes");
+            assert!(arrive <= BARRIERS, "member {i}: {arrive} arrival wakes in {BARRIERS} barriers");
+            assert_eq!(drain, 0, "no tasks, no drain wakes");
+            assert!(team.tree_depth(i) <= ceil_log(n, FANIN));
+        }
+        assert_eq!(ceil_log(n, FANIN), 3);
+        assert_eq!((0..n).map(|i| team.tree_depth(i)).max(), Some(3));
     }
 }

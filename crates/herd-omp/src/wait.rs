@@ -3,10 +3,13 @@
 //! (`RUSTFLAGS="--cfg loom" cargo test -p herd-omp --lib -- loom`).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64};
+#[cfg(loom)]
+use std::cell::RefCell;
+#[cfg(loom)]
 use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64};
 
 /// Waits until `done(_)` holds, as a herd participant (running tasks
 /// meanwhile; see `herd::rt::wait_until` for the contract on `done(true)`).
@@ -19,44 +22,92 @@ pub(crate) fn until(done: impl Fn(bool) -> bool) {
     }
 }
 
-/// Under loom: re-check and yield. Nothing sleeps here, so the cheap form
-/// of the check suffices (the sleep/wake side of the protocol is herd's,
-/// model-checked in `herd::sync::parker`).
+/// Under loom: re-check and yield; or, on a thread that registered a model
+/// parker ([`model_enter`]), sleep as `herd::rt::wait_until` does: announce
+/// on the parker with a `SeqCst` read-modify-write, check `done(true)`, and
+/// wait until a waker ([`ModelParker::unpark_if_sleeping`], called by
+/// `Team::wake`) clears the announcement. A wake-up the protocol loses
+/// leaves the thread parked for ever, which loom reports as a deadlock.
 #[cfg(loom)]
 pub(crate) fn until(done: impl Fn(bool) -> bool) {
-    while !done(false) {
-        loom::thread::yield_now();
+    let Some(parker) = PARKER.with(|p| p.borrow().clone()) else {
+        while !done(false) {
+            loom::thread::yield_now();
+        }
+        return;
+    };
+    loop {
+        if done(false) {
+            return;
+        }
+        parker.state.swap(1, Ordering::SeqCst);
+        if done(true) {
+            parker.state.swap(0, Ordering::SeqCst);
+            return;
+        }
+        while parker.state.load(Ordering::SeqCst) == 1 {
+            parker.notify.wait();
+        }
     }
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    static PARKER: RefCell<Option<std::sync::Arc<ModelParker>>> = RefCell::new(None);
+}
+
+/// A member's sleep state under loom (herd's parker, reduced to the
+/// announcement and the conditional wake).
+#[cfg(loom)]
+pub(crate) struct ModelParker {
+    /// 1: announced sleeping.
+    state: AtomicU32,
+    /// Where it sleeps (a wake left over from an earlier sleep only makes
+    /// the next wait re-check `state`).
+    notify: loom::sync::Notify,
+}
+
+#[cfg(loom)]
+impl Default for ModelParker {
+    fn default() -> Self {
+        ModelParker { state: AtomicU32::new(0), notify: loom::sync::Notify::new() }
+    }
+}
+
+#[cfg(loom)]
+impl ModelParker {
+    /// Wakes the owner if it announced sleeping (herd: `unpark_if_sleeping`,
+    /// a `SeqCst` load of the parker word).
+    pub(crate) fn unpark_if_sleeping(&self) {
+        if self.state.load(Ordering::SeqCst) == 1 {
+            self.state.swap(0, Ordering::SeqCst);
+            self.notify.notify();
+        }
+    }
+}
+
+/// Makes the calling loom thread sleep on `parker` in [`until`].
+#[cfg(loom)]
+pub(crate) fn model_enter(parker: &std::sync::Arc<ModelParker>) {
+    PARKER.with(|p| *p.borrow_mut() = Some(parker.clone()));
+}
+
+/// Under loom, whether the protocol step `what` is weakened for a
+/// demonstration that its model fails without it (`HERD_OMP_WEAKEN=what`;
+/// see `loom_models`). Always false outside loom.
+#[cfg(loom)]
+pub(crate) fn weakened(what: &str) -> bool {
+    std::env::var("HERD_OMP_WEAKEN").is_ok_and(|w| w == what)
+}
+
+#[cfg(not(loom))]
+#[inline(always)]
+pub(crate) fn weakened(_: &str) -> bool {
+    false
 }
 
 /// Reading a word a waiter's condition depends on: an `Acquire` load while
 /// spinning, a `SeqCst` read-modify-write for the last check before sleeping
-/// (`last`), as `herd::rt::wait_until` requires.
-pub(crate) trait Observe {
-    type Value;
-    fn observe(&self, last: bool) -> Self::Value;
-}
-
-macro_rules! observe {
-    ($($atomic:ty => $value:ty),*) => {$(
-        impl Observe for $atomic {
-            type Value = $value;
-            #[inline]
-            fn observe(&self, last: bool) -> $value {
-                if last {
-                    self.fetch_add(0, Ordering::SeqCst)
-                } else {
-                    self.load(Ordering::Acquire)
-                }
-            }
-        }
-    )*};
-}
-
-observe!(
-    std::sync::atomic::AtomicU32 => u32,
-    std::sync::atomic::AtomicU64 => u64,
-    std::sync::atomic::AtomicUsize => usize
-);
-#[cfg(loom)]
-observe!(AtomicU32 => u32, AtomicU64 => u64, AtomicUsize => usize);
+/// (`last`), as `herd::rt::wait_until` requires — herd's one primitive for
+/// the conditional-wake rule (implemented for loom's atomics too).
+pub(crate) use herd::rt::Observe;

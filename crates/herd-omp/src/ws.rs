@@ -324,10 +324,7 @@ pub(crate) fn loop_next() -> Option<(u64, u64)> {
             }
             SchedKind::Guided => {
                 let n = team.n as u64;
-                claim(&ws.next, p.count, |a| {
-                    let rest = p.count - a;
-                    a + rest.div_ceil(n).max(p.chunk).min(rest)
-                })?
+                claim(&ws.next, p.count, |a| a + herd::partition::guided_chunk(p.count - a, n, p.chunk))?
             }
         };
         if p.ordered {
@@ -353,21 +350,11 @@ fn claim(next: &AtomicU64, count: u64, end: impl Fn(u64) -> u64) -> Option<(u64,
     }
 }
 
-/// Static schedule: member `me` of `n`, its `trip`-th chunk.
+/// Static schedule: member `me` of `n`, its `trip`-th chunk (chunk 0: one
+/// block per member); the arithmetic is `herd::partition`'s, shared with
+/// herd's own loops.
 fn static_chunk(p: &LoopParams, n: u64, me: u64, trip: u64) -> Option<(u64, u64)> {
-    if p.chunk == 0 {
-        // One block per member.
-        if trip > 0 {
-            return None;
-        }
-        let (q, r) = (p.count / n, p.count % n);
-        let a = me * q + me.min(r);
-        let b = a + q + u64::from(me < r);
-        return (a < b).then_some((a, b));
-    }
-    let k = trip.checked_mul(n)?.checked_add(me)?;
-    let a = k.checked_mul(p.chunk)?;
-    (a < p.count).then(|| (a, a.saturating_add(p.chunk).min(p.count)))
+    herd::partition::static_chunk(p.count, p.chunk, me, n, trip).map(|r| (r.start, r.end))
 }
 
 /// Ends the calling member's part in the current loop (`GOMP_loop_end*`).

@@ -32,6 +32,7 @@ mod block;
 pub mod config;
 mod error;
 pub mod measure;
+pub mod partition;
 pub mod placement;
 mod pool;
 pub mod rt;

@@ -27,6 +27,7 @@
 use super::region::block;
 use super::registry::Registry;
 use super::worker::with_current;
+use crate::partition;
 use crossbeam_utils::CachePadded;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -94,11 +95,9 @@ impl Registry {
             Schedule::Static { chunk } => {
                 self.broadcast(
                     |ctx| {
-                        let mut start = ctx.index() * chunk;
-                        while start < len {
-                            let end = (start + chunk).min(len);
-                            body(ctx.index(), lo + start..lo + end);
-                            start += n * chunk;
+                        let i = ctx.index();
+                        for c in partition::static_chunks(len as u64, chunk as u64, i as u64, n as u64) {
+                            body(i, lo + c.start as usize..lo + c.end as usize);
                         }
                     },
                     false,
@@ -138,7 +137,9 @@ impl Registry {
                             if start >= len {
                                 break;
                             }
-                            let size = ((len - start).div_ceil(n)).max(min_chunk).min(len - start);
+                            let size =
+                                partition::guided_chunk((len - start) as u64, n as u64, min_chunk as u64)
+                                    as usize;
                             match next.compare_exchange_weak(
                                 start,
                                 start + size,

@@ -59,13 +59,12 @@ impl BroadcastContext {
     }
 }
 
-/// Participant `i`'s block of a static partition of `0..len` among `n`.
+/// Participant `i`'s block of a static partition of `0..len` among `n`
+/// (`crate::partition::block` on `usize`).
 #[inline]
 pub(crate) fn block(len: usize, i: usize, n: usize) -> std::ops::Range<usize> {
-    let q = len / n;
-    let r = len % n;
-    let start = i * q + i.min(r);
-    start..start + q + usize::from(i < r)
+    let b = crate::partition::block(len as u64, i as u64, n as u64);
+    b.start as usize..b.end as usize
 }
 
 /// Times of one region, for the ATLAS paper's measures (see [`crate::measure`]).
