@@ -86,7 +86,7 @@ fn verbose_display_prints_counters_at_exit() {
 #[test]
 fn invalid_scheduler_settings_are_errors() {
     for (var, value) in [
-        ("HERD_SCHED", "lifo"),
+        ("HERD_SCHED", "stack"),
         ("HERD_SHEPHERD", "socket"),
         ("HERD_WORKERS_PER_SHEPHERD", "0"),
         ("HERD_STEAL_CHUNK", "x"),
