@@ -10,15 +10,17 @@ use std::time::{Duration, Instant};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// Up to four participants (the machine's cores) with the default 200 µs
+/// spin window.
+fn spinning_pool() -> Pool {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
+    Pool::builder().num_threads(threads).wait(WaitPolicy::Spin(Duration::from_micros(200))).build().unwrap()
+}
+
 #[test]
 fn burst_after_idle_reaches_the_spinning_regime() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
-    let pool = Pool::builder()
-        .num_threads(threads)
-        .wait(WaitPolicy::Spin(Duration::from_micros(200)))
-        .build()
-        .unwrap();
+    let pool = spinning_pool();
     // Workers fall asleep.
     std::thread::sleep(Duration::from_millis(50));
     pool.reset_stats();
@@ -51,12 +53,7 @@ fn burst_after_idle_reaches_the_spinning_regime() {
 #[test]
 fn regions_slightly_further_apart_than_the_window_stop_waking() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
-    let pool = Pool::builder()
-        .num_threads(threads)
-        .wait(WaitPolicy::Spin(Duration::from_micros(200)))
-        .build()
-        .unwrap();
+    let pool = spinning_pool();
     let serial = |d: Duration| {
         let t = Instant::now();
         while t.elapsed() < d {

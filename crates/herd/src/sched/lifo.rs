@@ -81,7 +81,7 @@ impl ShepherdLifo {
     /// The remote steal for shepherd `h`, by the worker holding its ticket.
     fn steal_for(&self, slot: usize, h: usize, counters: &Counters) -> Stolen {
         #[cfg(all(test, loom))]
-        let _one = OneStealer::enter(&self.shepherds[h].in_steal);
+        let _one = super::model::OneStealer::enter(&self.shepherds[h].in_steal);
         let mut chunk = Vec::with_capacity(self.chunk[h]);
         for &v in self.nearest[h].iter() {
             self.shepherds[v].queue.take_oldest(self.chunk[h], &mut chunk, &self.pending);
@@ -163,60 +163,11 @@ impl Scheduler for ShepherdLifo {
     }
 }
 
-/// Checks, in model tests, that one shepherd never has two stealers.
-#[cfg(all(test, loom))]
-struct OneStealer<'a>(&'a crate::sync::atomic::AtomicUsize);
-
-#[cfg(all(test, loom))]
-impl<'a> OneStealer<'a> {
-    fn enter(n: &'a crate::sync::atomic::AtomicUsize) -> Self {
-        assert_eq!(n.fetch_add(1, Ordering::SeqCst), 0, "two workers steal for one shepherd");
-        OneStealer(n)
-    }
-}
-
-#[cfg(all(test, loom))]
-impl Drop for OneStealer<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 #[cfg(all(test, loom))]
 mod tests {
+    use super::super::model::{id, job, layout};
     use super::*;
-    use crate::placement::{plan, PlacementRequest};
-    use crate::topology::Topology;
     use loom::sync::Arc;
-
-    /// Two shepherds of two workers (a synthetic machine of two L3s).
-    fn layout() -> Shepherds {
-        let topo = Topology::synthetic("l3:2 core:2 pu:1").unwrap();
-        let pl = plan(
-            &topo,
-            &PlacementRequest {
-                num_threads: None,
-                places: None,
-                bind: Default::default(),
-                dispatch: Default::default(),
-                reserve: 0,
-            },
-        )
-        .unwrap();
-        Shepherds::plan(&topo, &pl, None, None)
-    }
-
-    unsafe fn nothing(_: *const ()) {}
-
-    fn job(id: usize) -> JobRef {
-        // SAFETY: the model never executes these jobs; it only moves them.
-        unsafe { JobRef::new(id as *const (), nothing) }
-    }
-
-    fn id(j: JobRef) -> usize {
-        // The data pointer is the job's number (see `job`).
-        j.data() as usize
-    }
 
     /// Shepherd 1's two workers find their queue empty at the same time
     /// while shepherd 0's worker pops its own queue of three jobs: every job

@@ -26,7 +26,10 @@ mod deques;
 mod fifo;
 pub(crate) mod job;
 mod lifo;
+#[cfg(all(test, loom))]
+mod model;
 mod mts;
+mod owned;
 pub(crate) mod pending;
 mod shared;
 

@@ -38,21 +38,14 @@
 //! lock, which on a 16-core L3 serialised fine-grained task trees.
 
 use super::counters::bump;
+use super::owned::OwnedDeques;
 use super::pending::{Pending, NO_SLOT};
 use super::{Counters, JobRef, Reclaim, Scheduler, Stolen, Target, STEAL_WAKE_FANOUT};
 use crate::shepherds::Shepherds;
 use crate::sync::atomic::{AtomicBool, Ordering};
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_deque::{Injector, Steal, Worker};
 use crossbeam_utils::CachePadded;
-use std::cell::{Cell, UnsafeCell};
 use std::sync::Arc;
-
-/// What only the occupant of a slot touches: its deque's owner end and its
-/// random-number state.
-struct Own {
-    deque: UnsafeCell<Worker<JobRef>>,
-    rng: Cell<u64>,
-}
 
 /// One shepherd's shared state: the remote-steal ticket and the queue of
 /// jobs submitted to it from elsewhere.
@@ -67,8 +60,7 @@ struct Shepherd {
 
 /// See the module documentation.
 pub(crate) struct Mts {
-    own: Box<[CachePadded<Own>]>,
-    stealers: Box<[Stealer<JobRef>]>,
+    deques: OwnedDeques,
     shepherd_of: Box<[usize]>,
     members: Box<[Box<[usize]>]>,
     /// For each shepherd, the others nearest first.
@@ -79,25 +71,10 @@ pub(crate) struct Mts {
     pending: Arc<Pending>,
 }
 
-// SAFETY: `own[i]` is only accessed by the single thread occupying slot `i`
-// (the pool's occupancy rule, as for `ws`); everything else is Sync.
-unsafe impl Sync for Mts {}
-
 impl Mts {
     pub(crate) fn new(shepherds: &Shepherds, chunk: Option<usize>, pending: Arc<Pending>) -> Mts {
-        let n = shepherds.of.len();
-        let deques: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new_lifo()).collect();
-        let stealers = deques.iter().map(|w| w.stealer()).collect();
         Mts {
-            own: deques
-                .into_iter()
-                .enumerate()
-                .map(|(i, d)| {
-                    let seed = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i as u64 + 1);
-                    CachePadded::new(Own { deque: UnsafeCell::new(d), rng: Cell::new(seed | 1) })
-                })
-                .collect(),
-            stealers,
+            deques: OwnedDeques::new(shepherds.of.len()),
             shepherd_of: shepherds.of.clone().into_boxed_slice(),
             members: shepherds.members.iter().map(|m| m.clone().into_boxed_slice()).collect(),
             nearest: shepherds.nearest.iter().map(|v| v.clone().into_boxed_slice()).collect(),
@@ -107,37 +84,20 @@ impl Mts {
         }
     }
 
-    /// The occupant's own state.
-    ///
-    /// # Safety
-    /// The caller occupies `slot`.
-    #[inline]
-    unsafe fn own(&self, slot: usize) -> &Own {
-        debug_assert!(slot < self.own.len());
-        // SAFETY: slots are always `< own.len()` (one per participant).
-        unsafe { self.own.get_unchecked(slot) }
-    }
-
     /// The occupant's deque.
     ///
     /// # Safety
     /// The caller occupies `slot`.
     #[inline]
     unsafe fn local(&self, slot: usize) -> &Worker<JobRef> {
-        // SAFETY: the caller occupies `slot` (see the Sync impl).
-        unsafe { &*self.own(slot).deque.get() }
+        // SAFETY: forwarded.
+        unsafe { self.deques.local(slot) }
     }
 
-    /// A random index below `n` (xorshift; owner-only state).
+    /// A random index below `n` for the occupant of `slot`.
     fn random_below(&self, slot: usize, n: usize) -> usize {
         // SAFETY: only the occupant of `slot` steals for it.
-        let rng = unsafe { &self.own(slot).rng };
-        let mut x = rng.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        rng.set(x);
-        (x % n as u64) as usize
+        unsafe { self.deques.random_below(slot, n) }
     }
 
     /// Rule 1: one job from the caller's own shepherd (its injector, then
@@ -163,11 +123,11 @@ impl Mts {
             if v == slot {
                 continue;
             }
-            match self.stealers[v].steal() {
+            match self.deques.stealers[v].steal() {
                 Steal::Success(job) => {
                     self.pending.sub(v as u32);
                     bump(&counters.local_steals, 1);
-                    return Some((job, !self.stealers[v].is_empty()));
+                    return Some((job, !self.deques.stealers[v].is_empty()));
                 }
                 Steal::Retry => *retry = true,
                 Steal::Empty => {}
@@ -180,7 +140,7 @@ impl Mts {
     fn work_elsewhere(&self, h: usize) -> bool {
         self.nearest[h].iter().any(|&g| {
             !self.shepherds[g].injector.is_empty()
-                || self.members[g].iter().any(|&v| !self.stealers[v].is_empty())
+                || self.members[g].iter().any(|&v| !self.deques.stealers[v].is_empty())
         })
     }
 
@@ -188,7 +148,7 @@ impl Mts {
     /// jobs of the nearest non-empty shepherd into the caller's deque.
     fn steal_remote(&self, slot: usize, h: usize, counters: &Counters) -> Stolen {
         #[cfg(all(test, loom))]
-        let _one = OneStealer::enter(&self.shepherds[h].in_steal);
+        let _one = super::model::OneStealer::enter(&self.shepherds[h].in_steal);
         let limit = self.chunk[h];
         // SAFETY: the caller occupies `slot`.
         let dest = unsafe { self.local(slot) };
@@ -203,7 +163,7 @@ impl Mts {
                 let got = loop {
                     let s = match v {
                         None => self.shepherds[g].injector.steal_batch_with_limit_and_pop(dest, limit),
-                        Some(v) => self.stealers[v].steal_batch_with_limit_and_pop(dest, limit),
+                        Some(v) => self.deques.stealers[v].steal_batch_with_limit_and_pop(dest, limit),
                     };
                     match s {
                         Steal::Retry => continue,
@@ -298,67 +258,16 @@ impl Scheduler for Mts {
     }
 
     fn has_work(&self, _slot: usize) -> bool {
-        self.shepherds.iter().any(|s| !s.injector.is_empty()) || self.stealers.iter().any(|s| !s.is_empty())
+        self.shepherds.iter().any(|s| !s.injector.is_empty())
+            || self.deques.stealers.iter().any(|s| !s.is_empty())
     }
 }
 
-/// Checks, in model tests, that one shepherd never has two stealers.
-#[cfg(all(test, loom))]
-struct OneStealer<'a>(&'a crate::sync::atomic::AtomicUsize);
-
-#[cfg(all(test, loom))]
-impl<'a> OneStealer<'a> {
-    fn enter(n: &'a crate::sync::atomic::AtomicUsize) -> Self {
-        assert_eq!(n.fetch_add(1, Ordering::SeqCst), 0, "two workers steal for one shepherd");
-        OneStealer(n)
-    }
-}
-
-#[cfg(all(test, loom))]
-impl Drop for OneStealer<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Model: the ticket and the job accounting under loom. The deques are
-/// crossbeam's (not instrumented by loom: each deque operation runs without
-/// a preemption point inside it, so loom explores the interleavings of the
-/// ticket, the pending counts and the deque operations as whole steps).
 #[cfg(all(test, loom))]
 mod tests {
+    use super::super::model::{id, job, layout};
     use super::*;
-    use crate::placement::{plan, PlacementRequest};
-    use crate::topology::Topology;
     use loom::sync::Arc;
-
-    /// Two shepherds of two workers (a synthetic machine of two L3s).
-    fn layout() -> Shepherds {
-        let topo = Topology::synthetic("l3:2 core:2 pu:1").unwrap();
-        let pl = plan(
-            &topo,
-            &PlacementRequest {
-                num_threads: None,
-                places: None,
-                bind: Default::default(),
-                dispatch: Default::default(),
-                reserve: 0,
-            },
-        )
-        .unwrap();
-        Shepherds::plan(&topo, &pl, None, None)
-    }
-
-    unsafe fn nothing(_: *const ()) {}
-
-    fn job(id: usize) -> JobRef {
-        // SAFETY: the model never executes these jobs; it only moves them.
-        unsafe { JobRef::new(id as *const (), nothing) }
-    }
-
-    fn id(j: JobRef) -> usize {
-        j.data() as usize
-    }
 
     /// Shepherd 1's two workers find nothing at the same time while
     /// shepherd 0's worker pops its own deque of four jobs: every job is

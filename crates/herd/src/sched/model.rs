@@ -1,0 +1,56 @@
+//! What the loom models of the bulk-steal schedulers (`mts.rs`, `lifo.rs`)
+//! share: the synthetic two-shepherd machine, stand-in jobs, and the check
+//! that a shepherd never has two remote stealers at once.
+
+use super::JobRef;
+use crate::placement::{plan, PlacementRequest};
+use crate::shepherds::Shepherds;
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::topology::Topology;
+
+/// Two shepherds of two workers (a synthetic machine of two L3s).
+pub(crate) fn layout() -> Shepherds {
+    let topo = Topology::synthetic("l3:2 core:2 pu:1").unwrap();
+    let pl = plan(
+        &topo,
+        &PlacementRequest {
+            num_threads: None,
+            places: None,
+            bind: Default::default(),
+            dispatch: Default::default(),
+            reserve: 0,
+        },
+    )
+    .unwrap();
+    Shepherds::plan(&topo, &pl, None, None)
+}
+
+unsafe fn nothing(_: *const ()) {}
+
+/// Job number `id` (never executed: the models only move jobs).
+pub(crate) fn job(id: usize) -> JobRef {
+    // SAFETY: the models never execute these jobs; they only move them.
+    unsafe { JobRef::new(id as *const (), nothing) }
+}
+
+/// The number of a job made by [`job`].
+pub(crate) fn id(j: JobRef) -> usize {
+    j.data() as usize
+}
+
+/// Held by a worker inside its shepherd's remote steal; a second one at the
+/// same time fails the model.
+pub(crate) struct OneStealer<'a>(&'a AtomicUsize);
+
+impl<'a> OneStealer<'a> {
+    pub(crate) fn enter(n: &'a AtomicUsize) -> Self {
+        assert_eq!(n.fetch_add(1, Ordering::SeqCst), 0, "two workers steal for one shepherd");
+        OneStealer(n)
+    }
+}
+
+impl Drop for OneStealer<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
