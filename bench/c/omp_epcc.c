@@ -431,22 +431,6 @@ static const char *check_parallel_for(void) {
     return check_hits(n, CHECK_REPS);
 }
 
-static const char *check_barrier(void) {
-    reset();
-#pragma omp parallel
-    {
-        int me = omp_get_thread_num();
-        for (long j = 0; j < CHECK_REPS; j++) {
-            __atomic_store_n(&cnt[me * PAD], j + 1, __ATOMIC_RELAXED);
-#pragma omp barrier
-            for (int t = 0; t < nthreads; t++)
-                if (__atomic_load_n(&cnt[t * PAD], __ATOMIC_RELAXED) < j + 1) failed = 1;
-#pragma omp barrier
-        }
-    }
-    return failed ? "barrier: a thread passed before all arrived" : NULL;
-}
-
 static const char *check_single(void) {
     reset();
 #pragma omp parallel
@@ -541,52 +525,6 @@ static inline void task_delay(void) {
     if (counting) __atomic_fetch_add(&task_count, 1, __ATOMIC_RELAXED);
 }
 
-/* Each thread creates reps tasks; the region's end barrier waits for them. */
-static double test_parallel_task(long reps) {
-    double t0 = mono_now();
-#pragma omp parallel
-    for (long j = 0; j < reps; j++) {
-#pragma omp task
-        task_delay();
-    }
-    return mono_now() - t0;
-}
-
-/* The master creates reps * nthreads tasks; the others run them. */
-static double test_master_task(long reps) {
-    long n = reps * nthreads;
-    double t0 = mono_now();
-#pragma omp parallel
-#pragma omp master
-    for (long j = 0; j < n; j++) {
-#pragma omp task
-        task_delay();
-    }
-    return mono_now() - t0;
-}
-
-static double test_taskwait(long reps) {
-    double t0 = mono_now();
-#pragma omp parallel
-    for (long j = 0; j < reps; j++) {
-#pragma omp task
-        task_delay();
-#pragma omp taskwait
-    }
-    return mono_now() - t0;
-}
-
-static double test_task_barrier(long reps) {
-    double t0 = mono_now();
-#pragma omp parallel
-    for (long j = 0; j < reps; j++) {
-#pragma omp task
-        task_delay();
-#pragma omp barrier
-    }
-    return mono_now() - t0;
-}
-
 /* A task that creates nthreads tasks and waits for them. */
 static void nested_tasks(int untied) {
     int nt = nthreads;
@@ -602,30 +540,6 @@ static void nested_tasks(int untied) {
         }
     }
 #pragma omp taskwait
-}
-
-/* Each thread creates reps / nthreads outer tasks (EPCC: inner tasks untied). */
-static double test_nested_task(long reps) {
-    long per_thread = reps / nthreads;
-    double t0 = mono_now();
-#pragma omp parallel
-    for (long j = 0; j < per_thread; j++) {
-#pragma omp task
-        nested_tasks(1);
-    }
-    return mono_now() - t0;
-}
-
-/* The master creates reps outer tasks. */
-static double test_nested_master_task(long reps) {
-    double t0 = mono_now();
-#pragma omp parallel
-#pragma omp master
-    for (long j = 0; j < reps; j++) {
-#pragma omp task
-        nested_tasks(0);
-    }
-    return mono_now() - t0;
 }
 
 /* A binary tree of tasks `level` deep, every task (each level) with a delay:
@@ -653,58 +567,105 @@ static void leaf_tree(int level) {
     }
 }
 
-/* Each thread grows reps / TREE_TASKS trees: reps delays per thread. */
-static double test_branch_tree(long reps) {
-    long trees = reps >> TREE_DEPTH;
+/* What each step of a task test creates, and what it does after. */
+enum body { DELAY, NESTED, NESTED_UNTIED, BRANCH_TREE, LEAF_TREE };
+enum after { NOTHING, TASKWAIT, BARRIER };
+
+static void steps(long n, enum body body, enum after after) {
+    for (long j = 0; j < n; j++) {
+        switch (body) {
+        case DELAY:
+#pragma omp task
+            task_delay();
+            break;
+        case NESTED:
+#pragma omp task
+            nested_tasks(0);
+            break;
+        case NESTED_UNTIED:
+#pragma omp task
+            nested_tasks(1);
+            break;
+        case BRANCH_TREE: /* 2^TREE_DEPTH tasks and delays */
+#pragma omp task
+            {
+                branch_tree(TREE_DEPTH);
+                task_delay();
+            }
+            break;
+        case LEAF_TREE:
+            leaf_tree(TREE_DEPTH);
+            break;
+        }
+        if (after == TASKWAIT) {
+#pragma omp taskwait
+        } else if (after == BARRIER) {
+#pragma omp barrier
+        }
+    }
+}
+
+/* One parallel region in which every thread (or only the master, inside
+ * `master`) runs n steps; its end barrier waits for the tasks. */
+static double task_test(long n, int by_master, enum body body, enum after after) {
     double t0 = mono_now();
 #pragma omp parallel
-    for (long j = 0; j < trees; j++) {
-#pragma omp task
-        {
-            branch_tree(TREE_DEPTH);
-            task_delay();
+    {
+        if (by_master) {
+#pragma omp master
+            steps(n, body, after);
+        } else {
+            steps(n, body, after);
         }
     }
     return mono_now() - t0;
 }
 
-static double test_leaf_tree(long reps) {
-    long trees = reps >> TREE_DEPTH;
-    double t0 = mono_now();
-#pragma omp parallel
-    for (long j = 0; j < trees; j++) leaf_tree(TREE_DEPTH);
-    return mono_now() - t0;
-}
+/* Each performs reps * nthreads task_delay()s in all: reps per thread. */
+static double test_parallel_task(long reps) { return task_test(reps, 0, DELAY, NOTHING); }
+static double test_master_task(long reps) { return task_test(reps * nthreads, 1, DELAY, NOTHING); }
+static double test_taskwait(long reps) { return task_test(reps, 0, DELAY, TASKWAIT); }
+static double test_task_barrier(long reps) { return task_test(reps, 0, DELAY, BARRIER); }
+/* (EPCC: the inner tasks untied here, tied in nested-master-task) */
+static double test_nested_task(long reps) { return task_test(reps / nthreads, 0, NESTED_UNTIED, NOTHING); }
+static double test_nested_master_task(long reps) { return task_test(reps, 1, NESTED, NOTHING); }
+static double test_branch_tree(long reps) { return task_test(reps >> TREE_DEPTH, 0, BRANCH_TREE, NOTHING); }
+static double test_leaf_tree(long reps) { return task_test(reps >> TREE_DEPTH, 0, LEAF_TREE, NOTHING); }
 
-/* Ordering: the task created just before a taskwait has run. */
-static const char *check_taskwait(void) {
+/* Ordering. Every thread, CHECK_REPS times: sets its counter to j + 1 (in
+ * a task unless after == NOTHING), then a barrier (a taskwait if after ==
+ * TASKWAIT); then the counters (its own after a taskwait) must be j + 1. */
+static const char *check_sync(enum after after) {
     reset();
 #pragma omp parallel
     {
         int me = omp_get_thread_num();
         for (long j = 0; j < CHECK_REPS; j++) {
+            if (after == NOTHING) __atomic_store_n(&cnt[me * PAD], j + 1, __ATOMIC_RELAXED);
+            else {
 #pragma omp task
-            __atomic_store_n(&cnt[me * PAD], j + 1, __ATOMIC_RELAXED);
+                __atomic_store_n(&cnt[me * PAD], j + 1, __ATOMIC_RELAXED);
+            }
+            if (after == TASKWAIT) {
 #pragma omp taskwait
-            if (__atomic_load_n(&cnt[me * PAD], __ATOMIC_RELAXED) != j + 1) failed = 1;
+            } else {
+#pragma omp barrier
+            }
+            for (int t = 0; t < nthreads; t++)
+                if ((after != TASKWAIT || t == me) && __atomic_load_n(&cnt[t * PAD], __ATOMIC_RELAXED) < j + 1)
+                    failed = 1;
+#pragma omp barrier
         }
     }
-    return failed ? "taskwait: a child task had not run" : NULL;
+    if (!failed) return NULL;
+    return after == NOTHING    ? "barrier: a thread passed before all arrived"
+           : after == TASKWAIT ? "taskwait: a child task had not run"
+                               : "task barrier: a task had not run";
 }
 
-/* Ordering: every task created before a barrier has run after it. */
-static const char *check_task_barrier(void) {
-    reset();
-#pragma omp parallel
-    for (long j = 0; j < CHECK_REPS; j++) {
-#pragma omp task
-        __atomic_fetch_add(&shared_count, 1, __ATOMIC_RELAXED);
-#pragma omp barrier
-        if (__atomic_load_n(&shared_count, __ATOMIC_RELAXED) != (j + 1) * nthreads) failed = 1;
-#pragma omp barrier
-    }
-    return failed ? "task barrier: a task had not run" : NULL;
-}
+static const char *check_barrier(void) { return check_sync(NOTHING); }
+static const char *check_taskwait(void) { return check_sync(TASKWAIT); }
+static const char *check_task_barrier(void) { return check_sync(BARRIER); }
 
 /* ---- driver ---- */
 
