@@ -1,6 +1,7 @@
 /* Overheads of the OpenMP synchronisation and loop-scheduling constructs,
- * measured the EPCC way (EPCC OpenMP micro-benchmark suite, syncbench and
- * schedbench; this is an independent implementation of that method).
+ * and of tasks, measured the EPCC way (EPCC OpenMP micro-benchmark suite
+ * v3.x, syncbench, schedbench and taskbench; this is an independent
+ * implementation of that method).
  *
  * usage: omp_epcc [--samples N] [--target-ms T] [--delay-us D] [--only a,b,...]
  *                 [--idle-ms M [--idle-reps R]]
@@ -68,10 +69,40 @@
  *                 round by round tells hardware/VM variation (e.g. where the
  *                 hypervisor puts the vCPUs) from runtime costs.
  *
+ * Task constructs (taskbench). innerreps counts delays per thread, each
+ * delay in a task of its own, and the reference is innerreps delays, so the
+ * overhead is per task and thread (EPCC's definition); every test is one
+ * parallel region, whose end barrier waits for the tasks.
+ *   parallel-task every thread creates innerreps tasks #pragma omp task
+ *                 { delay }
+ *   master-task   inside #pragma omp master, the master creates
+ *                 innerreps * nthreads such tasks
+ *   taskwait      every thread, innerreps times: task { delay };
+ *                 #pragma omp taskwait
+ *   task-barrier  every thread, innerreps times: task { delay };
+ *                 #pragma omp barrier
+ *   nested-task   every thread creates innerreps / nthreads tasks, each of
+ *                 which creates nthreads untied tasks { delay } and waits
+ *                 for them (taskwait)
+ *   nested-master-task
+ *                 the same, the master creating innerreps outer tasks (the
+ *                 inner ones tied, as EPCC)
+ *   branch-tree   every thread creates innerreps / 2^8 tasks, each the
+ *                 root of a binary tree of tasks 8 levels deep (2^8 tasks),
+ *                 every task with a delay
+ *   leaf-tree     every thread grows innerreps / 2^8 binary trees of tasks
+ *                 8 levels deep whose 2^8 leaves (no tasks themselves) do
+ *                 the delays (2^8 - 1 tasks per tree)
+ *                 (EPCC v3.1 uses depth 6.) After idle, the trees' unit is
+ *                 one tree per thread: --idle-reps R times 2^8 delays.
+ *
  * Every construct is also checked, untimed, by a variant that verifies its
  * semantics (team size, each iteration once, barrier ordering, single
  * executed once, mutual exclusion of critical and lock, atomicity, the
- * reduction's value); a failure exits with status 1.
+ * reduction's value; every task construct runs its test once counting the
+ * delays its tasks run, which must be innerreps * nthreads, and taskwait and
+ * task-barrier check that the tasks have run when they return); a failure
+ * exits with status 1.
  *
  * Output: one JSON line per construct (bench "omp_epcc", case = construct,
  * value = overhead in µs, plus test_us, ref_us, min, max, innerreps,
@@ -400,22 +431,6 @@ static const char *check_parallel_for(void) {
     return check_hits(n, CHECK_REPS);
 }
 
-static const char *check_barrier(void) {
-    reset();
-#pragma omp parallel
-    {
-        int me = omp_get_thread_num();
-        for (long j = 0; j < CHECK_REPS; j++) {
-            __atomic_store_n(&cnt[me * PAD], j + 1, __ATOMIC_RELAXED);
-#pragma omp barrier
-            for (int t = 0; t < nthreads; t++)
-                if (__atomic_load_n(&cnt[t * PAD], __ATOMIC_RELAXED) < j + 1) failed = 1;
-#pragma omp barrier
-        }
-    }
-    return failed ? "barrier: a thread passed before all arrived" : NULL;
-}
-
 static const char *check_single(void) {
     reset();
 #pragma omp parallel
@@ -497,15 +512,174 @@ SCHED_CHECK(check_sched_dynamic_1, "omp for schedule(dynamic, 1)")
 SCHED_CHECK(check_sched_dynamic_16, "omp for schedule(dynamic, 16)")
 SCHED_CHECK(check_sched_guided_1, "omp for schedule(guided, 1)")
 
+/* ---- taskbench: the tasks count their delays when `counting` (checks) ---- */
+
+#define TREE_DEPTH 8
+#define TREE_TASKS (1L << TREE_DEPTH) /* delays (and tasks) per tree */
+static int counting;
+static long task_count;
+
+/* The work of one task: a delay, counted during the checks. */
+static inline void task_delay(void) {
+    delay(delaylength);
+    if (counting) __atomic_fetch_add(&task_count, 1, __ATOMIC_RELAXED);
+}
+
+/* A task that creates nthreads tasks and waits for them. */
+static void nested_tasks(int untied) {
+    int nt = nthreads;
+    if (untied) {
+        for (int i = 0; i < nt; i++) {
+#pragma omp task untied
+            task_delay();
+        }
+    } else {
+        for (int i = 0; i < nt; i++) {
+#pragma omp task
+            task_delay();
+        }
+    }
+#pragma omp taskwait
+}
+
+/* A binary tree of tasks `level` deep, every task (each level) with a delay:
+ * 2^level - 1 tasks and delays. */
+static void branch_tree(int level) {
+    if (level > 0) {
+#pragma omp task
+        {
+            branch_tree(level - 1);
+            branch_tree(level - 1);
+            task_delay();
+        }
+    }
+}
+
+/* A binary tree of tasks `level` deep whose 2^level leaves do the delays. */
+static void leaf_tree(int level) {
+    if (level == 0) task_delay();
+    else {
+#pragma omp task
+        {
+            leaf_tree(level - 1);
+            leaf_tree(level - 1);
+        }
+    }
+}
+
+/* What each step of a task test creates, and what it does after. */
+enum body { DELAY, NESTED, NESTED_UNTIED, BRANCH_TREE, LEAF_TREE };
+enum after { NOTHING, TASKWAIT, BARRIER };
+
+static void steps(long n, enum body body, enum after after) {
+    for (long j = 0; j < n; j++) {
+        switch (body) {
+        case DELAY:
+#pragma omp task
+            task_delay();
+            break;
+        case NESTED:
+#pragma omp task
+            nested_tasks(0);
+            break;
+        case NESTED_UNTIED:
+#pragma omp task
+            nested_tasks(1);
+            break;
+        case BRANCH_TREE: /* 2^TREE_DEPTH tasks and delays */
+#pragma omp task
+            {
+                branch_tree(TREE_DEPTH);
+                task_delay();
+            }
+            break;
+        case LEAF_TREE:
+            leaf_tree(TREE_DEPTH);
+            break;
+        }
+        if (after == TASKWAIT) {
+#pragma omp taskwait
+        } else if (after == BARRIER) {
+#pragma omp barrier
+        }
+    }
+}
+
+/* One parallel region in which every thread (or only the master, inside
+ * `master`) runs n steps; its end barrier waits for the tasks. */
+static double task_test(long n, int by_master, enum body body, enum after after) {
+    double t0 = mono_now();
+#pragma omp parallel
+    {
+        if (by_master) {
+#pragma omp master
+            steps(n, body, after);
+        } else {
+            steps(n, body, after);
+        }
+    }
+    return mono_now() - t0;
+}
+
+/* Each performs reps * nthreads task_delay()s in all: reps per thread. */
+static double test_parallel_task(long reps) { return task_test(reps, 0, DELAY, NOTHING); }
+static double test_master_task(long reps) { return task_test(reps * nthreads, 1, DELAY, NOTHING); }
+static double test_taskwait(long reps) { return task_test(reps, 0, DELAY, TASKWAIT); }
+static double test_task_barrier(long reps) { return task_test(reps, 0, DELAY, BARRIER); }
+/* (EPCC: the inner tasks untied here, tied in nested-master-task) */
+static double test_nested_task(long reps) { return task_test(reps / nthreads, 0, NESTED_UNTIED, NOTHING); }
+static double test_nested_master_task(long reps) { return task_test(reps, 1, NESTED, NOTHING); }
+static double test_branch_tree(long reps) { return task_test(reps >> TREE_DEPTH, 0, BRANCH_TREE, NOTHING); }
+static double test_leaf_tree(long reps) { return task_test(reps >> TREE_DEPTH, 0, LEAF_TREE, NOTHING); }
+
+/* Ordering. Every thread, CHECK_REPS times: sets its counter to j + 1 (in
+ * a task unless after == NOTHING), then a barrier (a taskwait if after ==
+ * TASKWAIT); then the counters (its own after a taskwait) must be j + 1. */
+static const char *check_sync(enum after after) {
+    reset();
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+        for (long j = 0; j < CHECK_REPS; j++) {
+            if (after == NOTHING) __atomic_store_n(&cnt[me * PAD], j + 1, __ATOMIC_RELAXED);
+            else {
+#pragma omp task
+                __atomic_store_n(&cnt[me * PAD], j + 1, __ATOMIC_RELAXED);
+            }
+            if (after == TASKWAIT) {
+#pragma omp taskwait
+            } else {
+#pragma omp barrier
+            }
+            for (int t = 0; t < nthreads; t++)
+                if ((after != TASKWAIT || t == me) && __atomic_load_n(&cnt[t * PAD], __ATOMIC_RELAXED) < j + 1)
+                    failed = 1;
+#pragma omp barrier
+        }
+    }
+    if (!failed) return NULL;
+    return after == NOTHING    ? "barrier: a thread passed before all arrived"
+           : after == TASKWAIT ? "taskwait: a child task had not run"
+                               : "task barrier: a task had not run";
+}
+
+static const char *check_barrier(void) { return check_sync(NOTHING); }
+static const char *check_taskwait(void) { return check_sync(TASKWAIT); }
+static const char *check_task_barrier(void) { return check_sync(BARRIER); }
+
 /* ---- driver ---- */
 
 struct construct {
     const char *name;
     double (*test)(long reps);
     double (*ref)(long reps);
-    const char *(*check)(void);
-    int per_thread; /* test(reps) runs reps / nthreads constructs per thread */
+    const char *(*check)(void); /* NULL: none, but see COUNTED */
+    int flags;
 };
+/* flags */
+#define PER_THREAD 1 /* test(reps) runs reps / nthreads constructs per thread */
+#define COUNTED 2    /* test(reps) runs reps * nthreads task_delay()s: checked by counting them */
+#define TREE 4       /* reps must be a multiple of TREE_TASKS */
 
 static const struct construct CONSTRUCTS[] = {
     {"parallel", test_parallel, ref_delay, check_team_size, 0},
@@ -513,9 +687,9 @@ static const struct construct CONSTRUCTS[] = {
     {"parallel_for", test_parallel_for, ref_delay, check_parallel_for, 0},
     {"barrier", test_barrier, ref_delay, check_barrier, 0},
     {"single", test_single, ref_delay, check_single, 0},
-    {"critical", test_critical, ref_delay, check_critical, 1},
-    {"lock", test_lock, ref_delay, check_lock, 1},
-    {"atomic", test_atomic, ref_atomic, check_atomic, 1},
+    {"critical", test_critical, ref_delay, check_critical, PER_THREAD},
+    {"lock", test_lock, ref_delay, check_lock, PER_THREAD},
+    {"atomic", test_atomic, ref_atomic, check_atomic, PER_THREAD},
     {"reduction", test_reduction, ref_reduction, check_reduction, 0},
     {"sched_static", test_sched_static, ref_sched, check_sched_static, 0},
     {"sched_static_1", test_sched_static_1, ref_sched, check_sched_static_1, 0},
@@ -523,6 +697,14 @@ static const struct construct CONSTRUCTS[] = {
     {"sched_dynamic_16", test_sched_dynamic_16, ref_sched, check_sched_dynamic_16, 0},
     {"sched_guided_1", test_sched_guided_1, ref_sched, check_sched_guided_1, 0},
     {"pingpong", test_pingpong, ref_pingpong, check_pingpong, 0},
+    {"parallel-task", test_parallel_task, ref_delay, NULL, COUNTED},
+    {"master-task", test_master_task, ref_delay, NULL, COUNTED},
+    {"taskwait", test_taskwait, ref_delay, check_taskwait, COUNTED},
+    {"task-barrier", test_task_barrier, ref_delay, check_task_barrier, COUNTED},
+    {"nested-task", test_nested_task, ref_delay, NULL, COUNTED | PER_THREAD},
+    {"nested-master-task", test_nested_master_task, ref_delay, NULL, COUNTED},
+    {"branch-tree", test_branch_tree, ref_delay, NULL, COUNTED | TREE},
+    {"leaf-tree", test_leaf_tree, ref_delay, NULL, COUNTED | TREE},
 };
 #define NCONSTRUCTS (int)(sizeof CONSTRUCTS / sizeof CONSTRUCTS[0])
 
@@ -581,14 +763,25 @@ int main(int argc, char **argv) {
     for (int c = 0; c < NCONSTRUCTS; c++) {
         const struct construct *k = &CONSTRUCTS[c];
         if (!selected(only, k->name)) continue;
-        const char *err = k->check();
+        /* innerreps come in units: nthreads where the test divides them
+         * among the threads, a whole tree per thread for the trees */
+        long tree = k->flags & TREE ? TREE_TASKS : 1;
+        long unit = (k->flags & PER_THREAD ? nthreads : 1) * tree;
+        const char *err = k->check ? k->check() : NULL;
+        if (!err && k->flags & COUNTED) {
+            long n = 64 * nthreads * tree;
+            counting = 1;
+            task_count = 0;
+            k->test(n);
+            counting = 0;
+            if (task_count != n * nthreads) err = "tasks: a task ran a wrong number of times";
+        }
         if (err) die(bench, err);
 
-        /* innerreps: after idle, idle_reps constructs (per thread where the
-         * test divides them among the threads); warm, a multiple of
-         * nthreads, doubled until a test takes target_ms (the least of 3
-         * tries, so that one preemption does not stop the doubling early) */
-        long reps = idle ? idle_reps * (k->per_thread ? nthreads : 1) : 8 * nthreads;
+        /* innerreps: after idle, idle_reps units; warm, a multiple of
+         * nthreads units, doubled until a test takes target_ms (the least of
+         * 3 tries, so that one preemption does not stop the doubling early) */
+        long reps = idle ? idle_reps * unit : 8 * nthreads * tree;
         if (idle) k->test(reps); /* warm-up: code and data paged in */
         for (; !idle;) {
             double best = 1e30;

@@ -45,7 +45,11 @@
 //! constructs (default 1). `--condition warm,idle` runs both (as the
 //! programs `epcc` and `epcc-idle`) and adds a side-by-side table. The
 //! per-thread work inside each construct is EPCC's delay, `--epcc-delay-us`
-//! (default 0.1 µs); `--constructs` restricts the EPCC constructs.
+//! (default 0.1 µs); `--constructs` restricts the EPCC constructs. Besides
+//! syncbench's and schedbench's constructs they include taskbench's
+//! (`parallel-task`, `master-task`, `taskwait`, `task-barrier`,
+//! `nested-task`, `nested-master-task`, `branch-tree`, `leaf-tree`: µs per
+//! task and thread, see bench/c/omp_epcc.c).
 //!
 //! Every run gets `OMP_NUM_THREADS=<threads> OMP_PROC_BIND=true
 //! OMP_PLACES=cores` (the serial builds ignore them); `OMP_*`, `GOMP_*`,
@@ -91,7 +95,7 @@ const RUNTIMES: [&str; 4] = ["libgomp", "libomp", "herd", "serial"];
 const PARALLEL: [&str; 3] = ["libgomp", "libomp", "herd"];
 
 /// EPCC constructs: the case name `omp_epcc` prints, and the table's label.
-const EPCC: [(&str, &str); 15] = [
+const EPCC: [(&str, &str); 23] = [
     ("parallel", "`parallel`"),
     ("for", "`for` (static, 1 iteration per thread)"),
     ("parallel_for", "`parallel for`"),
@@ -107,6 +111,14 @@ const EPCC: [(&str, &str); 15] = [
     ("sched_dynamic_16", "`for schedule(dynamic,16)`, 128 it./thread"),
     ("sched_guided_1", "`for schedule(guided,1)`, 128 it./thread"),
     ("pingpong", "floor: one cache-line round trip between the 2 threads (no runtime call)"),
+    ("parallel-task", "`task`: every thread creates tasks (per task per thread)"),
+    ("master-task", "`task`: the master creates them all, inside `master`"),
+    ("taskwait", "`task` then `taskwait`, every thread"),
+    ("task-barrier", "`task` then `barrier`, every thread"),
+    ("nested-task", "nested: every thread's tasks each create n `untied` tasks + `taskwait`"),
+    ("nested-master-task", "nested: the master's tasks each create n tasks + `taskwait`"),
+    ("branch-tree", "binary task tree, depth 8, a delay in every task"),
+    ("leaf-tree", "binary task tree, depth 8, delays in the leaves only"),
 ];
 
 /// Short names for the chart's axis.
@@ -120,6 +132,13 @@ fn epcc_short(case: &str) -> &str {
         "sched_dynamic_16" => "dynamic,16",
         "sched_guided_1" => "guided,1",
         "pingpong" => "floor",
+        "parallel-task" => "par. task",
+        "master-task" => "master task",
+        "task-barrier" => "task barrier",
+        "nested-task" => "nested",
+        "nested-master-task" => "nested master",
+        "branch-tree" => "branch tree",
+        "leaf-tree" => "leaf tree",
         c => c,
     }
 }
@@ -543,7 +562,7 @@ fn programs(s: &Settings) -> Vec<Program> {
                 if s.constructs.len() < EPCC.len() {
                     args.extend(["--only".into(), s.constructs.join(",")]);
                 }
-                let mut title = "EPCC syncbench/schedbench overheads".to_string();
+                let mut title = "EPCC syncbench/schedbench/taskbench overheads".to_string();
                 if idle {
                     args.extend([
                         "--idle-ms".into(),
@@ -1715,6 +1734,22 @@ mod tests {
 
     fn record(case: &str, value: f64) -> Record {
         Record::new("omp_epcc", "libgomp", case, 2, value, "us").bound(true)
+    }
+
+    #[test]
+    fn epcc_constructs_are_omp_epccs() {
+        let src = include_str!("../../c/omp_epcc.c");
+        let table = src.split("CONSTRUCTS[] = {").nth(1).and_then(|t| t.split("};").next()).unwrap();
+        let names: Vec<&str> = table
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("{\""))
+            .filter_map(|l| l.split('"').next())
+            .collect();
+        assert_eq!(names, EPCC.map(|(c, _)| c));
+        let mut short: Vec<&str> = names.iter().map(|c| epcc_short(c)).collect();
+        short.sort();
+        short.dedup();
+        assert_eq!(short.len(), names.len(), "two constructs share a chart label");
     }
 
     #[test]
