@@ -158,10 +158,24 @@ fn flipping(pool: &Pool, n: usize, rounds: usize, name: &str) {
                     pool.set_active_limit(h, usize::MAX);
                 }
             });
-            for _ in 0..rounds {
-                all_kinds_of_work(pool, n, &hits);
+            // Stop the flipper however the body ends: a panic (lost or
+            // repeated work) must reach the test, not hang the scope until
+            // the watchdog aborts with the panic message still captured.
+            struct Stop<'a>(&'a AtomicBool);
+            impl Drop for Stop<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::Relaxed);
+                }
             }
-            stop.store(true, Ordering::Relaxed);
+            let _stop = Stop(&stop);
+            // At least `rounds` rounds, and on until the limits have flipped
+            // a few times (on a loaded machine the flipper may not run at
+            // all during a fast body).
+            let mut done = 0;
+            while done < rounds || flips.load(Ordering::Relaxed) < 8 {
+                all_kinds_of_work(pool, n, &hits);
+                done += 1;
+            }
         });
     });
     eprintln!("{name}: {} flips", flips.load(Ordering::Relaxed));

@@ -217,7 +217,7 @@ fn adaptive_share(
     body: &Body<'_>,
 ) {
     let mine = &blocks[me];
-    loop {
+    'share: loop {
         // Throttled: the others steal what is left of our block meanwhile.
         let any_left = || {
             blocks.iter().any(|b| {
@@ -241,15 +241,20 @@ fn adaptive_share(
                     reg.count_chunk(me);
                     body(me, lo + s..lo + s + take);
                     if reg.throttled(me) {
-                        // Leave our block to the others; come back above.
-                        break;
+                        // Leave our block to the others and wait above.
+                        // (Falling through to the steal below instead
+                        // overwrote the rest of our block with a stolen
+                        // range: iterations were lost — the flipping-limits
+                        // test caught it about once in 100 runs.)
+                        continue 'share;
                     }
                     cur = mine.load(Ordering::Acquire);
                 }
                 Err(now) => cur = now,
             }
         }
-        // Out of work: steal the back half of the largest remaining block.
+        // Out of work (our block is empty, so nobody else writes it): steal
+        // the back half of the largest remaining block.
         let mut stolen = None;
         'steal: loop {
             let victim = blocks
