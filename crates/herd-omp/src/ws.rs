@@ -179,7 +179,12 @@ fn enter<'t>(team: &'t Team, ts: &ThreadState) -> (&'t WorkShare, bool) {
 
 /// Makes the entry ready (initialiser only).
 fn publish(team: &Team, ws: &WorkShare, ts: &ThreadState) {
-    ws.state.store(4 * ts.ws_cur.get() + 2, Ordering::Release);
+    // A read-modify-write, as `leave`'s: the members are woken only if they
+    // sleep (`unpark_if_sleeping`), which is sound only when the condition
+    // was made true by a `SeqCst` read-modify-write (herd's `sync/README.md`,
+    // rule 1). A `Release` store could still sit in the store buffer while
+    // the parker loads ran, missing a member that had just gone to sleep.
+    ws.state.swap(4 * ts.ws_cur.get() + 2, Ordering::SeqCst);
     if team.n > 1 {
         team.wake_all();
     }

@@ -11,15 +11,17 @@ use crate::sync::{Observe, Parker};
 /// spin touch a single line.
 ///
 /// Post protocol: the mailbox holds a post number (16 bits) and an address
-/// (48 bits). The master `swap`s in the next post (`SeqCst`, a
-/// read-modify-write) and then wakes the worker only if it announced that it
-/// sleeps ([`Parker::unpark_if_sleeping`]); the worker's last check before
-/// sleeping reads the mailbox with a read-modify-write. The worker never writes
-/// the mailbox: it remembers the last post number it consumed. When its share
-/// is done it `swap`s the post number into `ack` and wakes the master only if
-/// the master announced that it sleeps; the master's last check before sleeping
-/// reads `ack` with a read-modify-write. A region thus moves this one line from
-/// master to worker and back: about one cache-line round trip.
+/// (48 bits). The poster — the worker's parent in the wake tree (the master
+/// for its own children), or the master for every worker under the flat
+/// dispatches — `swap`s in the next post (`SeqCst`, a read-modify-write) and
+/// then wakes the worker only if it announced that it sleeps
+/// ([`Parker::unpark_if_sleeping`]); the worker's last check before sleeping
+/// reads the mailbox with a read-modify-write. The worker never writes the
+/// mailbox: it remembers the last post number it consumed. When its share
+/// (and its subtree's) is done it `swap`s the post number into `ack` and
+/// wakes the poster only if it announced that it sleeps; the poster's last
+/// check before sleeping reads `ack` with a read-modify-write. A region thus
+/// moves this one line from parent to child and back.
 #[derive(Default)]
 pub(crate) struct Port {
     pub(crate) parker: Parker,

@@ -3,16 +3,17 @@
 //! paper ([`Dispatch`]).
 //!
 //! Protocol (master-last persistent workers, the default): the master builds a
-//! [`Region`] on its stack, posts its address with a fresh post number to each
-//! worker's port (most distant worker first; see `registry::Port`), runs
-//! share 0 itself, then waits until every posted port acknowledges that post
-//! number — running stolen jobs while it waits. Each worker runs its share, then
-//! writes the post number into its port's acknowledgement (its very last access
-//! to the region, a `SeqCst` read-modify-write) and wakes the master only if the
-//! master announced that it sleeps. Post and acknowledgement share the worker's
-//! cache line, so a region costs about one cache-line round trip per worker. A
-//! panic in any share is caught, the first one kept, and re-raised on the
-//! master after every share has finished, so the pool stays usable.
+//! [`Region`] on its stack and posts its address with a fresh post number down
+//! the region's wake tree (`tree.rs`): to its own ⌈log₂ n⌉ children, most
+//! distant subtree first, each of which forwards the post to its children
+//! before running its share (`port.rs`, `worker.rs`). The master runs share 0
+//! itself, then waits until its children acknowledge that post number —
+//! running stolen jobs while it waits. A participant acknowledges (a `SeqCst`
+//! swap into its port, its very last access to the region) only after its own
+//! children have, and wakes its parent only if the parent announced that it
+//! sleeps. Each port line is touched by one parent and one child. A panic in
+//! any share is caught, the first one kept, and re-raised on the master after
+//! every share has finished, so the pool stays usable.
 //!
 //! Launch-and-join strategies create (and join) fresh threads for the region
 //! instead; non-master-last strategies run share 0 on another thread (a fresh

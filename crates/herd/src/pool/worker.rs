@@ -152,28 +152,19 @@ impl Registry {
             }
             let region = address as *const Region;
             let header = port.share();
-            if let (Some(s), Dispatch::Pwaml) = (slot, self.dispatch) {
-                // A node of the wake tree: forward, run, collect, acknowledge.
-                let tree = self.tree(header.size);
+            // Under PWAML a worker is a node of the wake tree: it forwards
+            // the post before its share and collects its children's
+            // acknowledgements after it. Other dispatches (and the proxy)
+            // are flat: no children, and the acknowledgement goes to the
+            // master.
+            let tree = slot.filter(|_| self.dispatch == Dispatch::Pwaml).map(|s| (s, self.tree(header.size)));
+            if let Some((s, tree)) = tree {
                 self.post_children(tree, s, seen, header, region);
-                // SAFETY: the master keeps the region alive until its
-                // children acknowledge, which they do only after all of
-                // their subtree (this port included) has.
-                unsafe { Region::run(header, region, s) };
-                self.wait_with(Some(s), &port.parker, spin, |last| {
-                    tree.children(s).all(|c| self.slots[c].acked(seen, last))
-                });
-                // Our last access to the region: the acknowledgement.
-                port.ack.swap(seen, Ordering::SeqCst);
-                let parent = tree.parent(s).expect("a worker is not the root");
-                let waiter = if parent == 0 { self.region_waiter() } else { self.parker(parent) };
-                if waiter.unpark_if_sleeping() {
-                    crate::sched::counters::bump(&self.counters.of(s).wakes, 1);
-                }
-                continue;
             }
-            // SAFETY: the master keeps the region alive until this port
-            // acknowledges the post, which is our last access to it.
+            // SAFETY: the master keeps the region alive until its children
+            // acknowledge, which they do only after their whole subtree
+            // (this port included) has: the acknowledgement below is our
+            // last access to it.
             unsafe {
                 if slot.is_none() {
                     let _occ = Occupancy::enter(&self, 0);
@@ -182,8 +173,21 @@ impl Registry {
                     Region::run(header, region, share);
                 }
             }
+            if let Some((s, tree)) = tree {
+                self.wait_with(Some(s), &port.parker, spin, |last| {
+                    tree.children(s).all(|c| self.slots[c].acked(seen, last))
+                });
+            }
             port.ack.swap(seen, Ordering::SeqCst);
-            self.region_waiter().unpark_if_sleeping();
+            let waiter = match tree.and_then(|(s, t)| t.parent(s)) {
+                Some(parent) if parent != 0 => self.parker(parent),
+                _ => self.region_waiter(),
+            };
+            if waiter.unpark_if_sleeping() {
+                if let Some(s) = slot {
+                    crate::sched::counters::bump(&self.counters.of(s).wakes, 1);
+                }
+            }
         }
     }
 
