@@ -145,8 +145,10 @@ fn ancestor(level: c_int) -> Option<(c_int, c_int)> {
         let mut team: *const Team = ts.team.get();
         let mut num = ts.num.get();
         // SAFETY: enclosing teams outlive the regions nested in them.
+        // Each parent is one level up, so the walk ends within `cur` steps.
         unsafe {
             while (*team).level.get() as c_int > level {
+                debug_assert!((*(*team).parent.get()).level.get() < (*team).level.get());
                 num = (*team).parent_num.get();
                 team = (*team).parent.get();
             }

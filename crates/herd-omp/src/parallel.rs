@@ -71,7 +71,8 @@ pub(crate) fn parallel(
                 return;
             }
         }
-        run_team(ts, runtime::nested_root(n), n, &spec, at);
+        let pool = runtime::nested_root(n);
+        run_team(ts, &pool, n, &spec, at);
     })
 }
 

@@ -6,10 +6,13 @@
 //! team member `i` is always the pool's participant `i`, the same OS thread
 //! region after region (so `threadprivate` data persists). A region asking
 //! for more threads than the root pool has replaces it with a larger one
-//! (the old pool's threads stay parked; threadprivate values need not persist
-//! when the team size changes). Nested active regions run on a pool private
-//! to the encountering thread (its master), grown the same way, unbound so
-//! that the outer threads' binding stays. Teams are cached per pool and size.
+//! (the old pool's threads stay parked — a thread may still hold it — so the
+//! root grows at least twofold, or to the usable PUs; threadprivate values
+//! need not persist when the team size changes). Nested active regions run
+//! on pools lent to the encountering thread (their master) from its own idle
+//! nested pools, unbound so that the outer threads' binding stays; see
+//! [`Nested`] for why their threads stay bounded. Teams are cached per pool
+//! and size.
 
 use crate::icv::Global;
 use crate::team::Team;
@@ -145,30 +148,85 @@ fn grow_root(n: usize) -> &'static Root {
             return r;
         }
     }
-    let want = if n == 0 { global().initial.nthreads as usize } else { n };
+    // SAFETY: as above.
+    let want = match unsafe { cur.as_ref() } {
+        None if n == 0 => global().initial.nthreads as usize,
+        None => n,
+        // The replaced pool stays (a thread may still hold it); growing at
+        // least to twice its size, or to the usable PUs, keeps the threads
+        // of all roots within about four times the largest team.
+        Some(r) => n.max(grown(r.pool.num_threads())),
+    };
     let root: &'static Root = Box::leak(Box::new(Root::build(want.max(1), false)));
     ROOT.store(root as *const Root as *mut Root, Ordering::Release);
     root
 }
 
-thread_local! {
-    /// Pools for nested active regions led by this thread.
-    static NESTED: RefCell<Option<&'static Root>> = const { RefCell::new(None) };
+/// The next root size after `old` participants: doubled, but not past the
+/// usable PUs unless already there.
+fn grown(old: usize) -> usize {
+    let pus = std::thread::available_parallelism().map_or(1, |p| p.get());
+    if old >= pus {
+        2 * old
+    } else {
+        (2 * old).min(pus)
+    }
 }
 
-/// The calling thread's private pool for nested regions, with at least `n` participants.
-pub(crate) fn nested_root(n: usize) -> &'static Root {
-    NESTED.with(|cell| {
-        let mut c = cell.borrow_mut();
-        match *c {
-            Some(r) if r.pool.num_threads() >= n => r,
-            _ => {
-                // The previous pool (if any) is left parked: a task of it may
-                // still refer to its teams.
-                let r: &'static Root = Box::leak(Box::new(Root::build(n, true)));
-                *c = Some(r);
-                r
+thread_local! {
+    /// The idle nested pools of this thread (see [`Nested`]).
+    static NESTED: RefCell<Vec<Box<Root>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A nested pool lent to the region the calling thread leads; given back to
+/// the thread's idle pools when dropped (the region has ended then: its
+/// members are parked and its tasks done).
+///
+/// **Bounded threads.** Each thread keeps the pools of the nested regions it
+/// leads, idle between regions, and lends them to itself only: a region takes
+/// the smallest idle pool with enough participants (a larger pool runs a
+/// partial region); when none is large enough, the largest idle one is shut
+/// down (its threads joined) and replaced by one of the size asked. A thread
+/// leads at most one region per nesting level at a time, so it holds at most
+/// `max-active-levels` pools, each no larger than the largest team it has
+/// asked for at once: the threads of the process stay bounded by the largest
+/// concurrent demand, whatever sequence of team sizes it asks for. The
+/// region start touches only this thread's list (no process-wide lock or
+/// line). Pools go when the thread ends.
+pub(crate) struct Nested(Option<Box<Root>>);
+
+impl std::ops::Deref for Nested {
+    type Target = Root;
+    fn deref(&self) -> &Root {
+        self.0.as_ref().expect("a lent pool")
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
+            // At thread exit the list may be gone: the pool then ends here.
+            let _ = NESTED.try_with(|c| c.borrow_mut().push(r));
+        }
+    }
+}
+
+/// A pool for a nested region of `n` members, led by the calling thread.
+pub(crate) fn nested_root(n: usize) -> Nested {
+    let (fit, retire) = NESTED.with(|cell| {
+        let mut idle = cell.borrow_mut();
+        let best = (0..idle.len())
+            .filter(|&i| idle[i].pool.num_threads() >= n)
+            .min_by_key(|&i| idle[i].pool.num_threads());
+        match best {
+            Some(i) => (Some(idle.swap_remove(i)), None),
+            None => {
+                let largest = (0..idle.len()).max_by_key(|&i| idle[i].pool.num_threads());
+                (None, largest.map(|i| idle.swap_remove(i)))
             }
         }
-    })
+    });
+    // Joins the retired pool's threads, outside the borrow.
+    drop(retire);
+    Nested(Some(fit.unwrap_or_else(|| Box::new(Root::build(n, true)))))
 }
