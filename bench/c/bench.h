@@ -31,6 +31,11 @@ static inline double omp_get_wtime(void) {
 static inline int omp_get_max_threads(void) { return 1; }
 static inline int omp_get_num_threads(void) { return 1; }
 static inline int omp_get_thread_num(void) { return 0; }
+static inline int omp_get_max_active_levels(void) { return 1; }
+static inline void omp_set_max_active_levels(int n) { (void)n; }
+static inline int omp_get_level(void) { return 0; }
+static inline int omp_get_active_level(void) { return 0; }
+static inline int omp_get_ancestor_thread_num(int level) { return level == 0 ? 0 : -1; }
 typedef struct { int unused; } omp_lock_t;
 static inline void omp_init_lock(omp_lock_t *l) { (void)l; }
 static inline void omp_destroy_lock(omp_lock_t *l) { (void)l; }

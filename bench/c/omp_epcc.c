@@ -202,6 +202,25 @@ static double test_parallel(long reps) {
     return mono_now() - t0;
 }
 
+/* Nested parallel: an outer team of nthreads, each member opening reps inner
+ * regions of 2 threads (max-active-levels 2), each member of which runs one
+ * delay: the cost of starting and ending a nested active region while the
+ * other outer members do the same. (2 × nthreads threads in all: on fewer
+ * cores every runtime is oversubscribed alike.) */
+static double test_nested_parallel(long reps) {
+    int save = omp_get_max_active_levels();
+    omp_set_max_active_levels(2);
+    double t0 = mono_now();
+#pragma omp parallel
+    for (long j = 0; j < reps; j++) {
+#pragma omp parallel num_threads(2)
+        delay(delaylength);
+    }
+    double t = mono_now() - t0;
+    omp_set_max_active_levels(save);
+    return t;
+}
+
 static double test_for(long reps) {
     int nt = nthreads;
     double t0 = mono_now();
@@ -381,6 +400,34 @@ static void reset(void) {
     memset(hits, 0, sizeof hits);
     shared_count = 0;
     failed = 0;
+}
+
+static const char *check_nested_parallel(void) {
+    int save = omp_get_max_active_levels();
+    omp_set_max_active_levels(2);
+#ifdef _OPENMP
+    const int inner = 2, level = 2, active = nthreads > 1 ? 2 : 1;
+#else
+    const int inner = 1, level = 0, active = 0;
+#endif
+    reset();
+#pragma omp parallel
+    for (int j = 0; j < CHECK_REPS; j++) {
+        int outer = omp_get_thread_num();
+#pragma omp parallel num_threads(2)
+        {
+            if (omp_get_num_threads() != inner || omp_get_level() != level || omp_get_active_level() != active ||
+                omp_get_ancestor_thread_num(level > 0 ? 1 : 0) != outer || outer >= MAXT)
+                failed = 1;
+            else if (omp_get_thread_num() == inner - 1)
+                __atomic_fetch_add(&cnt[outer * PAD], 1, __ATOMIC_RELAXED);
+        }
+    }
+    omp_set_max_active_levels(save);
+    if (failed) return "a nested region ran with the wrong team, level or ancestor";
+    for (int t = 0; t < nthreads; t++)
+        if (cnt[t * PAD] != CHECK_REPS) return "an inner team missed its second member";
+    return NULL;
 }
 
 static const char *check_team_size(void) {
@@ -683,6 +730,7 @@ struct construct {
 
 static const struct construct CONSTRUCTS[] = {
     {"parallel", test_parallel, ref_delay, check_team_size, 0},
+    {"nested_parallel", test_nested_parallel, ref_delay, check_nested_parallel, 0},
     {"for", test_for, ref_delay, check_for, 0},
     {"parallel_for", test_parallel_for, ref_delay, check_parallel_for, 0},
     {"barrier", test_barrier, ref_delay, check_barrier, 0},

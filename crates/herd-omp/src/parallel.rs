@@ -71,9 +71,21 @@ pub(crate) fn parallel(
                 return;
             }
         }
-        let pool = runtime::nested_root(n);
+        let pool = runtime::nested_root(n, runtime::nested_passive(demand(outer, n)));
         run_team(ts, &pool, n, &spec, at);
     })
+}
+
+/// Threads a region of `n` adds to its enclosing active teams: the product
+/// of their sizes and `n` (saturating).
+fn demand(mut team: Option<&Team>, n: usize) -> usize {
+    let mut d = n;
+    while let Some(t) = team {
+        d = d.saturating_mul(t.n.max(1));
+        // SAFETY: an enclosing team outlives the regions nested in it.
+        team = unsafe { t.parent.get().as_ref() };
+    }
+    d
 }
 
 /// What every member needs to start; kept in the team (see `Team::spec`).

@@ -82,6 +82,8 @@ pub(crate) struct Root {
     pub handle: PoolHandle,
     /// Teams by size; touched only by the pool's master (under its master role).
     teams: UnsafeCell<Vec<Option<Box<Team>>>>,
+    /// Built to wait passively (a nested pool for an oversubscribed nest).
+    passive: bool,
 }
 
 // SAFETY: `teams` is used only inside `herd::rt::enter` on this pool, i.e.
@@ -89,10 +91,13 @@ pub(crate) struct Root {
 unsafe impl Sync for Root {}
 
 impl Root {
-    fn build(n: usize, nested: bool) -> Root {
+    fn build(n: usize, nested: bool, passive: bool) -> Root {
         let mut cfg = runtime().herd.clone();
         cfg.num_threads = Some(n);
         cfg.display_env = None;
+        if passive {
+            cfg.wait = Some(herd::WaitPolicy::Passive);
+        }
         let mut b = herd::PoolBuilder::from_config(cfg);
         if nested {
             b = b.bind(herd::Bind::False).keep_master_binding();
@@ -105,7 +110,7 @@ impl Root {
             }
         };
         let handle = PoolHandle::of(&pool);
-        Root { pool, handle, teams: UnsafeCell::new(Vec::new()) }
+        Root { pool, handle, teams: UnsafeCell::new(Vec::new()), passive }
     }
 
     /// The team of `n` members (built on first use).
@@ -157,7 +162,7 @@ fn grow_root(n: usize) -> &'static Root {
         // of all roots within about four times the largest team.
         Some(r) => n.max(grown(r.pool.num_threads())),
     };
-    let root: &'static Root = Box::leak(Box::new(Root::build(want.max(1), false)));
+    let root: &'static Root = Box::leak(Box::new(Root::build(want.max(1), false, false)));
     ROOT.store(root as *const Root as *mut Root, Ordering::Release);
     root
 }
@@ -184,8 +189,8 @@ thread_local! {
 ///
 /// **Bounded threads.** Each thread keeps the pools of the nested regions it
 /// leads, idle between regions, and lends them to itself only: a region takes
-/// the smallest idle pool with enough participants (a larger pool runs a
-/// partial region); when none is large enough, the largest idle one is shut
+/// the smallest idle pool with enough participants and the wait policy it
+/// needs (a larger pool runs a partial region); when none fits, the largest idle one is shut
 /// down (its threads joined) and replaced by one of the size asked. A thread
 /// leads at most one region per nesting level at a time, so it holds at most
 /// `max-active-levels` pools, each no larger than the largest team it has
@@ -211,12 +216,25 @@ impl Drop for Nested {
     }
 }
 
-/// A pool for a nested region of `n` members, led by the calling thread.
-pub(crate) fn nested_root(n: usize) -> Nested {
+/// Whether a nested region whose teams, its own and the enclosing active
+/// ones, multiply to `demand` threads should wait passively: when they
+/// outnumber the usable PUs and the user chose no wait policy. (A nested
+/// pool on its own never looks oversubscribed to herd, which counts only its
+/// participants: spinning members of four teams on two cores would take each
+/// other's time slices.)
+pub(crate) fn nested_passive(demand: usize) -> bool {
+    static PUS: OnceLock<usize> = OnceLock::new();
+    let pus = *PUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+    demand > pus && runtime().herd.wait.is_none()
+}
+
+/// A pool for a nested region of `n` members, led by the calling thread,
+/// waiting passively if `passive` (see [`nested_passive`]).
+pub(crate) fn nested_root(n: usize, passive: bool) -> Nested {
     let (fit, retire) = NESTED.with(|cell| {
         let mut idle = cell.borrow_mut();
         let best = (0..idle.len())
-            .filter(|&i| idle[i].pool.num_threads() >= n)
+            .filter(|&i| idle[i].pool.num_threads() >= n && idle[i].passive == passive)
             .min_by_key(|&i| idle[i].pool.num_threads());
         match best {
             Some(i) => (Some(idle.swap_remove(i)), None),
@@ -228,5 +246,5 @@ pub(crate) fn nested_root(n: usize) -> Nested {
     });
     // Joins the retired pool's threads, outside the borrow.
     drop(retire);
-    Nested(Some(fit.unwrap_or_else(|| Box::new(Root::build(n, true)))))
+    Nested(Some(fit.unwrap_or_else(|| Box::new(Root::build(n, true, passive)))))
 }
