@@ -67,12 +67,20 @@ pub(crate) fn parallel(
         // its team from its own pool, as libgomp gives each thread a team.
         if herd::current_thread_index().is_none() {
             let root = runtime::root(n);
+            // Fewer threads when the process could not start more.
+            let n = n.min(root.pool.num_threads());
+            if n == 1 {
+                run_serialized(ts, &spec, Nesting { level: level + 1, active });
+                return;
+            }
             if herd::rt::try_enter(&root.pool, || run_team(ts, root, n, &spec, at)).is_ok() {
                 return;
             }
         }
-        let pool = runtime::nested_root(n, runtime::nested_passive(demand(outer, n)));
-        run_team(ts, &pool, n, &spec, at);
+        match runtime::nested_root(n, runtime::nested_passive(demand(outer, n))) {
+            Some(pool) => run_team(ts, &pool, n, &spec, at),
+            None => run_serialized(ts, &spec, Nesting { level: level + 1, active }),
+        }
     })
 }
 

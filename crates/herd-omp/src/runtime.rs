@@ -91,7 +91,7 @@ pub(crate) struct Root {
 unsafe impl Sync for Root {}
 
 impl Root {
-    fn build(n: usize, nested: bool, passive: bool) -> Root {
+    fn build(n: usize, nested: bool, passive: bool) -> Result<Root, String> {
         let mut cfg = runtime().herd.clone();
         cfg.num_threads = Some(n);
         cfg.display_env = None;
@@ -102,15 +102,9 @@ impl Root {
         if nested {
             b = b.bind(herd::Bind::False).keep_master_binding();
         }
-        let pool = match b.build() {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("herd-omp: error: cannot start {n} threads: {e}");
-                std::process::exit(1);
-            }
-        };
+        let pool = b.build().map_err(|e| format!("cannot start {n} threads: {e}"))?;
         let handle = PoolHandle::of(&pool);
-        Root { pool, handle, teams: UnsafeCell::new(Vec::new()), passive }
+        Ok(Root { pool, handle, teams: UnsafeCell::new(Vec::new()), passive })
     }
 
     /// The team of `n` members (built on first use).
@@ -162,9 +156,36 @@ fn grow_root(n: usize) -> &'static Root {
         // of all roots within about four times the largest team.
         Some(r) => n.max(grown(r.pool.num_threads())),
     };
-    let root: &'static Root = Box::leak(Box::new(Root::build(want.max(1), false, false)));
+    let built = Root::build(want.max(1), false, false).or_else(|e| match want > n && n > 0 {
+        true => Root::build(n, false, false),
+        false => Err(e),
+    });
+    // SAFETY: as above.
+    let root = match (built, unsafe { cur.as_ref() }) {
+        (Ok(r), _) => r,
+        // The process cannot have more threads: the teams stay as large as
+        // the pool they have (the specification leaves the team size
+        // implementation defined when the threads cannot be provided).
+        (Err(e), Some(r)) => {
+            warn_fewer(&e, r.pool.num_threads());
+            return r;
+        }
+        (Err(e), None) => {
+            eprintln!("herd-omp: error: {e}");
+            std::process::exit(1);
+        }
+    };
+    let root: &'static Root = Box::leak(Box::new(root));
     ROOT.store(root as *const Root as *mut Root, Ordering::Release);
     root
+}
+
+/// Says, once per process, that a team gets fewer threads than it asked for.
+pub(crate) fn warn_fewer(why: &str, given: usize) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        eprintln!("herd-omp: warning: {why}; teams that need more run with {given} thread(s)");
+    }
 }
 
 /// The next root size after `old` participants: doubled, but not past the
@@ -229,8 +250,9 @@ pub(crate) fn nested_passive(demand: usize) -> bool {
 }
 
 /// A pool for a nested region of `n` members, led by the calling thread,
-/// waiting passively if `passive` (see [`nested_passive`]).
-pub(crate) fn nested_root(n: usize, passive: bool) -> Nested {
+/// waiting passively if `passive` (see [`nested_passive`]); `None` (after a
+/// warning) when the threads cannot be started: the region is serialized.
+pub(crate) fn nested_root(n: usize, passive: bool) -> Option<Nested> {
     let (fit, retire) = NESTED.with(|cell| {
         let mut idle = cell.borrow_mut();
         let best = (0..idle.len())
@@ -246,5 +268,15 @@ pub(crate) fn nested_root(n: usize, passive: bool) -> Nested {
     });
     // Joins the retired pool's threads, outside the borrow.
     drop(retire);
-    Nested(Some(fit.unwrap_or_else(|| Box::new(Root::build(n, true, passive)))))
+    let pool = match fit {
+        Some(p) => p,
+        None => match Root::build(n, true, passive) {
+            Ok(r) => Box::new(r),
+            Err(e) => {
+                warn_fewer(&e, 1);
+                return None;
+            }
+        },
+    };
+    Some(Nested(Some(pool)))
 }
