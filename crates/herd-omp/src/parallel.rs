@@ -19,6 +19,7 @@ use crate::thread::{self, ThreadState};
 use crate::ws::{self, LoopParams};
 use std::cell::Cell;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// gcc's outlined region body.
 pub(crate) type RegionFn = unsafe extern "C" fn(*mut c_void);
@@ -32,6 +33,49 @@ pub(crate) fn team_size(requested: u32, icv: &Icv, active_levels: u32) -> usize 
     }
     let n = if requested > 0 { requested } else { icv.nthreads };
     n.min(icv.thread_limit).max(1) as usize
+}
+
+/// Threads of the contention group working beyond the initial thread, kept
+/// only while `thread-limit-var` is finite (`OMP_THREAD_LIMIT`): unlimited,
+/// as by default, a region touches no process-wide word.
+static BUSY: AtomicU32 = AtomicU32::new(0);
+
+/// The threads a region has taken from `thread-limit-var`; given back when
+/// dropped (the region has ended).
+struct Busy {
+    team: usize,
+    taken: u32,
+}
+
+impl Busy {
+    /// Takes up to `n - 1` threads beyond the encountering one, as many as
+    /// `limit` leaves (OpenMP 5.2 §10.1.1: a team gets fewer threads when the
+    /// busy ones and the asked ones would pass the limit).
+    fn reserve(n: usize, limit: u32) -> Busy {
+        if limit == u32::MAX || n <= 1 {
+            return Busy { team: n, taken: 0 };
+        }
+        let want = (n - 1).min(u32::MAX as usize) as u32;
+        let mut taken = 0;
+        let _ = BUSY.fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
+            // The initial thread counts against the limit too.
+            taken = want.min(limit.saturating_sub(1).saturating_sub(busy));
+            Some(busy + taken)
+        });
+        Busy { team: taken as usize + 1, taken }
+    }
+
+    fn team(&self) -> usize {
+        self.team
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.taken > 0 {
+            BUSY.fetch_sub(self.taken, Ordering::AcqRel);
+        }
+    }
 }
 
 /// Runs a parallel region; `first`: a combined construct's loop or sections,
@@ -50,6 +94,8 @@ pub(crate) fn parallel(
         let outer = ts.team();
         let (level, active) = outer.map_or((0, 0), |t| (t.level.get(), t.active_level.get()));
         let n = team_size(requested, &icv, active);
+        let limit = Busy::reserve(n, icv.thread_limit);
+        let n = limit.team();
         let g = runtime::global();
         let mut child = icv;
         child.nthreads = g.nthreads_at(level + 1, icv.nthreads);

@@ -187,8 +187,46 @@ static void thread_bound(int K) {
           "up to %d OS threads during 3 rounds of inner teams 1..%d, %d before (bound %d)", most, K, before, bound);
 }
 
+/* OMP_THREAD_LIMIT: the threads of a 2x2x2 nest never outnumber the limit
+ * (inner teams get fewer threads).  Each team's member 0 adds the team's
+ * extra threads to `extra` once the team runs and takes them off before it
+ * ends, so `extra` never exceeds the threads really working; the innermost
+ * members record its largest value. */
+static int extra, most;
+
+static void limit_level(int l) {
+#pragma omp parallel num_threads(2)
+    {
+        if (omp_get_thread_num() == 0) __atomic_add_fetch(&extra, omp_get_num_threads() - 1, __ATOMIC_RELAXED);
+#pragma omp barrier
+        if (l < 3) {
+            limit_level(l + 1);
+        } else {
+            int now = __atomic_load_n(&extra, __ATOMIC_RELAXED);
+            int m = __atomic_load_n(&most, __ATOMIC_RELAXED);
+            while (now > m && !__atomic_compare_exchange_n(&most, &m, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            }
+        }
+#pragma omp barrier
+        if (omp_get_thread_num() == 0) __atomic_sub_fetch(&extra, omp_get_num_threads() - 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void thread_limit(int limit) {
+    int save = omp_get_max_active_levels();
+    omp_set_max_active_levels(3);
+    limit_level(1);
+    omp_set_max_active_levels(save);
+    CHECK("thread_limit.nest_within_limit", most + 1 <= limit && extra == 0,
+          "up to %d threads at once in a 2x2x2 nest (OMP_THREAD_LIMIT=%d)", most + 1, limit);
+}
+
 int main(void) {
     check_begin("nesting");
+    if (omp_get_thread_limit() < 1024) {
+        thread_limit(omp_get_thread_limit());
+        return check_done();
+    }
     nest("l3_2x2x2", 3, 3, (const int[]){2, 2, 2});
     nest("l3_3x1x2", 3, 3, (const int[]){3, 1, 2});
     nest("l3_2x3x2_mal2", 2, 3, (const int[]){2, 3, 2}); /* third level serialized */

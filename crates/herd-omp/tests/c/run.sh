@@ -145,6 +145,10 @@ configs() {
         printf 'T2/max_active_levels=2\tOMP_NUM_THREADS=2 EXPECT_THREADS=2 OMP_MAX_ACTIVE_LEVELS=2 EXPECT_MAX_ACTIVE_LEVELS=2\n'
         printf 'T3/max_active_levels=1\tOMP_NUM_THREADS=3 EXPECT_THREADS=3 OMP_MAX_ACTIVE_LEVELS=1 EXPECT_MAX_ACTIVE_LEVELS=1\n'
         ;;
+    nesting)
+        printf 'thread_limit=3\tOMP_THREAD_LIMIT=3\n'
+        printf 'thread_limit=5\tOMP_THREAD_LIMIT=5\n'
+        ;;
     api)
         printf 'default\t\n'
         printf 'T4/places=threads/close\tOMP_NUM_THREADS=4 EXPECT_THREADS=4 OMP_PLACES=threads EXPECT_PLACES=threads OMP_PROC_BIND=close EXPECT_PROC_BIND=close\n'
