@@ -8,6 +8,14 @@
 //! aggregates them per package of the machine's topology (the usable PUs
 //! hwloc reports). It publishes them under the blackboard's seqlock and
 //! prints what it published.
+//!
+//! The blackboard is `$XDG_RUNTIME_DIR/herd-blackboard` when that directory
+//! is private to the user, else `/dev/shm/herd-blackboard-<uid>`
+//! ([`blackboard::default_location`]). When something that is not a valid
+//! blackboard of this user is already at the path — another user's FIFO, a
+//! symbolic link, ... — the daemon refuses to start and says what is there,
+//! who owns it and what to do; it suggests `--remove` only for a file of
+//! this user, the only kind `--remove` removes.
 
 use crate::error::CliError;
 use crate::CliResult;
@@ -29,10 +37,13 @@ pub struct MonitorArgs {
     /// Print each sample as one line of JSON.
     #[arg(long)]
     pub json: bool,
-    /// Remove the blackboard segment and exit.
+    /// Remove the blackboard (a file of this user only) and exit.
     #[arg(long)]
     pub remove: bool,
-    /// The shared-memory segment (default: /herd-blackboard-<uid>).
+    /// The blackboard: an absolute path, or a shared-memory name /NAME
+    /// (/dev/shm/NAME). Default: $XDG_RUNTIME_DIR/herd-blackboard when that
+    /// directory is private (owned by the user, mode 0700), else
+    /// /herd-blackboard-<uid>.
     #[arg(long, hide = true)]
     pub name: Option<String>,
 }
@@ -101,13 +112,55 @@ pub fn socket_meter(n_pus: usize, busy: &[f64], hw: Option<Reading>, seconds: f6
     }
 }
 
+/// The error for blackboard `name` that could not be created, used or
+/// removed because of `p`: what is at the path, whose it is, and what the
+/// user can do about it. `explicit`: the name came from `--name`.
+pub fn blackboard_error(name: &str, explicit: bool, p: &Problem) -> String {
+    let path = blackboard::display_path(name);
+    let mut msg = format!("blackboard {path}: {p}");
+    let occupant = p.occupant().cloned().or_else(|| blackboard::inspect(name).ok().flatten());
+    let Some(occ) = occupant else { return msg };
+    if p.occupant().is_none() {
+        msg.push_str(&format!(" (it is {occ})"));
+    }
+    if occ.is_ours() {
+        let name_arg = if explicit { format!(" --name {name}") } else { String::new() };
+        msg.push_str(&format!(
+            "; it is yours: remove it with `herd monitor --remove{name_arg}` and start again"
+        ));
+    } else {
+        msg.push_str(&format!(
+            ". It is not yours, so `herd monitor --remove` cannot remove it: ask its owner ({}) or an \
+             administrator to remove {path}",
+            occ.owner()
+        ));
+        if !explicit {
+            // SAFETY: getuid cannot fail and has no preconditions.
+            let uid = unsafe { libc::getuid() };
+            msg.push_str(&format!(
+                ", or set XDG_RUNTIME_DIR to a private directory of yours (owned by you, mode 0700, \
+                 such as /run/user/{uid}) for both `herd monitor` and the programs it serves, so that \
+                 the blackboard lives there"
+            ));
+        }
+    }
+    msg
+}
+
 /// Runs `herd monitor`.
 pub fn run(args: &MonitorArgs) -> CliResult {
-    let name = args.name.clone().unwrap_or_else(blackboard::default_name);
-    let bb_err = |p: Problem| CliError::Usage(format!("blackboard {name}: {p}"));
+    let location = match &args.name {
+        Some(name) => blackboard::Location { name: name.clone(), note: None },
+        None => blackboard::default_location(),
+    };
+    let name = location.name;
+    if let Some(note) = &location.note {
+        eprintln!("herd monitor: {note}; using {}", blackboard::display_path(&name));
+    }
+    let bb_err = |p: Problem| CliError::Usage(blackboard_error(&name, args.name.is_some(), &p));
     if args.remove {
         blackboard::unlink(&name).map_err(bb_err)?;
-        println!("removed the blackboard {name}");
+        println!("removed the blackboard {}", blackboard::display_path(&name));
         return Ok(());
     }
     let topo = herd::Topology::detect()?;
@@ -122,13 +175,11 @@ pub fn run(args: &MonitorArgs) -> CliResult {
     };
     let source = if counters.is_some() { MeterSource::Hardware } else { MeterSource::Software };
     let interval = Duration::from_millis(args.interval_ms);
-    let writer = Writer::create(&name, n_sockets as u32, interval).map_err(|p| {
-        CliError::Usage(format!("blackboard {name}: {p} (remove it with `herd monitor --remove`)"))
-    })?;
+    let writer = Writer::create(&name, n_sockets as u32, interval).map_err(bb_err)?;
     if !args.json {
         println!(
             "herd monitor: publishing {n_sockets} socket(s) to {} every {} ms, source {}{note}",
-            writer.name(),
+            blackboard::display_path(writer.name()),
             args.interval_ms,
             match source {
                 MeterSource::Hardware => "hardware counters + /proc/stat",
@@ -251,5 +302,74 @@ ctxt 99\n";
         // Removing again names the problem.
         let e = run(&remove).unwrap_err();
         assert!(e.to_string().contains(&name) && e.to_string().contains("does not exist"), "{e}");
+    }
+
+    fn is_root() -> bool {
+        // SAFETY: getuid cannot fail and has no preconditions.
+        unsafe { libc::getuid() == 0 }
+    }
+
+    fn mkfifo(p: &std::path::Path) {
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    }
+
+    /// Another user's FIFO at the name: the daemon does not block, says what
+    /// is there and whose it is, and does not suggest `--remove` (which
+    /// leaves it alone and says so too).
+    #[test]
+    fn a_squatted_name_is_explained_not_removed() {
+        let name = format!("/herd-test-monitor-squat-{}", std::process::id());
+        let path = blackboard::path(&name).unwrap();
+        let _ = std::fs::remove_file(&path);
+        mkfifo(&path);
+        let foreign = is_root();
+        if foreign {
+            std::os::unix::fs::lchown(&path, Some(65534), Some(65534)).unwrap();
+        } else {
+            eprintln!("note: not root: the FIFO is this user's own (the foreign-owner case needs root)");
+        }
+        let args =
+            MonitorArgs { interval_ms: 20, once: true, json: true, remove: false, name: Some(name.clone()) };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let args2 = MonitorArgs { name: Some(name.clone()), ..args };
+        std::thread::spawn(move || tx.send(run(&args2).map_err(|e| e.to_string())));
+        let e = rx.recv_timeout(Duration::from_secs(30)).expect("herd monitor blocked").unwrap_err();
+        assert!(e.contains(&path.display().to_string()) && e.contains("FIFO"), "{e}");
+        let remove =
+            MonitorArgs { interval_ms: 20, once: false, json: true, remove: true, name: Some(name.clone()) };
+        if foreign {
+            assert!(
+                e.contains("uid 65534")
+                    && e.contains("ask its owner (uid 65534")
+                    && e.contains("or an administrator"),
+                "{e}"
+            );
+            assert!(e.contains("cannot remove it") && !e.contains("--remove --name"), "{e}");
+            let e = run(&remove).unwrap_err().to_string();
+            assert!(e.contains("uid 65534") && e.contains("ask its owner"), "{e}");
+            assert!(path.exists(), "--remove removed another user's file");
+            std::fs::remove_file(&path).unwrap();
+        } else {
+            assert!(e.contains(&format!("herd monitor --remove --name {name}")), "{e}");
+            run(&remove).unwrap();
+            assert!(!path.exists());
+        }
+    }
+
+    #[test]
+    fn the_advice_for_the_default_name_mentions_xdg_runtime_dir() {
+        let found = blackboard::Occupant {
+            kind: blackboard::FileKind::Fifo,
+            uid: 4242,
+            user: Some("mallory".into()),
+            mode: 0o644,
+        };
+        let p = Problem::NotRegular { found };
+        let e = blackboard_error("/herd-blackboard-1000", false, &p);
+        assert!(e.starts_with("blackboard /dev/shm/herd-blackboard-1000: it is a FIFO"), "{e}");
+        assert!(e.contains("uid 4242 (mallory)") && e.contains("XDG_RUNTIME_DIR"), "{e}");
+        assert!(!e.contains("`herd monitor --remove`;") && e.contains("cannot remove it"), "{e}");
     }
 }

@@ -30,8 +30,11 @@
 //! monitor with the pool can lose work or deadlock: the monitor holds no
 //! lock the pool takes, and a pool whose limits never change again still
 //! finishes every job with the rank-0 workers. The pool stops and joins the
-//! monitor before it shuts its workers down; if the registry is already gone
-//! the thread exits by itself.
+//! monitor before it shuts its workers down; the thread makes no system call
+//! that can block (the blackboard is opened non-blocking, see
+//! [`blackboard`]), and the join waits at most 2 s anyway: a thread still
+//! running then is left behind with a warning. If the registry is already
+//! gone the thread exits by itself.
 //!
 //! # Sources
 //! The hardware source needs `perf_event_open` for the process (cycles and
@@ -146,7 +149,24 @@ struct Shared {
     stop: Mutex<bool>,
     wake: Condvar,
     state: Mutex<MonitorState>,
+    /// Set (and `exited_cv` notified) when the thread's function returns or
+    /// unwinds.
+    exited: Mutex<bool>,
+    exited_cv: Condvar,
 }
+
+/// Marks the monitor thread as gone when dropped, however it ends.
+struct Exited<'a>(&'a Shared);
+
+impl Drop for Exited<'_> {
+    fn drop(&mut self) {
+        *self.0.exited.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.0.exited_cv.notify_all();
+    }
+}
+
+/// How long dropping a pool waits for its monitor thread to stop.
+const STOP_WAIT: Duration = Duration::from_secs(2);
 
 /// The in-process contention monitor of a pool; see the module
 /// documentation. Stopped (and its thread joined) when dropped.
@@ -193,6 +213,8 @@ impl Monitor {
                 blackboard: None,
                 shepherds: state_of(reg, &climbs, &[], &[]),
             }),
+            exited: Mutex::new(false),
+            exited_cv: Condvar::new(),
         });
         let weak = Arc::downgrade(reg);
         let (tx, rx) = std::sync::mpsc::channel();
@@ -200,6 +222,7 @@ impl Monitor {
             let shared = shared.clone();
             let settings = settings.clone();
             std::thread::Builder::new().name("herd-monitor".into()).spawn(move || {
+                let _exited = Exited(&shared);
                 // SAFETY: gettid has no preconditions.
                 let _ = tx.send(unsafe { libc::gettid() } as i64);
                 drop(tx);
@@ -252,12 +275,36 @@ impl Monitor {
         s
     }
 
-    /// Stops the monitor thread and waits for it.
+    /// Stops the monitor thread and waits for it — at most [`STOP_WAIT`].
+    ///
+    /// The thread sleeps on `wake` between epochs and makes no system call
+    /// that can block (the blackboard is opened non-blocking, after an
+    /// `lstat`), so it normally ends at once. Should it still be stuck, the
+    /// pool does not wait for it: it is left behind (detached) with a
+    /// warning. That is safe: between epochs it holds the registry only
+    /// through a `Weak` reference (during one, an `Arc` that keeps it
+    /// alive; its only action, `set_active_limit`, is harmless on a pool
+    /// that has shut down), and it ends after its current epoch.
     fn stop(&mut self) {
         *self.shared.stop.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.shared.wake.notify_all();
-        if let Some(t) = self.thread.take() {
+        let Some(t) = self.thread.take() else { return };
+        let exited = self.shared.exited.lock().unwrap_or_else(|e| e.into_inner());
+        let (exited, _) = self
+            .shared
+            .exited_cv
+            .wait_timeout_while(exited, STOP_WAIT, |e| !*e)
+            .unwrap_or_else(|e| e.into_inner());
+        if *exited {
+            drop(exited);
             let _ = t.join();
+        } else {
+            eprintln!(
+                "herd: warning: the contention monitor (thread {}) did not stop within {} s; \
+                 the pool shuts down without waiting for it",
+                self.tid,
+                STOP_WAIT.as_secs()
+            );
         }
     }
 }
