@@ -7,16 +7,17 @@
 //!   own parser before anything is started, so a bad value is reported here,
 //!   naming the option, the variable, the value and the accepted forms.
 //! * The library is `$HERD_OMP_LIB` if set, else `libherd_omp.so` next to the
-//!   running `herd` executable (`target/release/` after `make omp`). By
-//!   default it is put first in `LD_PRELOAD` — its build named
-//!   `libgomp.so.1` from `gomp/` next to it when that exists, so that the
-//!   program's libgomp dependency resolves to the preloaded object and libgomp
-//!   itself is never loaded; with `--replace` the directory
-//!   `gomp/` next to it (which holds the same library named `libgomp.so.1`) is
-//!   put first in `LD_LIBRARY_PATH` instead, so the program's own libgomp
-//!   dependency resolves to herd. Existing values are kept after herd's.
+//!   running `herd` executable (`target/release/` after `make omp`); `gomp/`
+//!   next to it holds the same library built as `libgomp.so.1`. By default
+//!   `gomp/libgomp.so.1` is put first in `LD_PRELOAD`, so that the program's
+//!   libgomp dependency resolves to the preloaded object (the loader matches
+//!   the soname) and libgomp itself is never loaded; only when
+//!   `gomp/libgomp.so.1` does not exist is the library itself preloaded (the
+//!   program's libgomp is then loaded too; herd-omp undoes its binding of the
+//!   initial thread). With `--replace` the `gomp/` directory is put first in
+//!   `LD_LIBRARY_PATH` instead. Existing values are kept after herd's.
 //!   `HERD_OMP_LIB` itself is not passed on (it is `herd run`'s, not the
-//!   runtime's).
+//!   runtime's). [`LOADING`] says the same in `herd run --help`.
 //! * The program replaces this process (`exec`), so signals, the process id
 //!   and the exit status are the program's own. If it cannot be started the
 //!   error names it and the status is 127 (not found) or 126 (not
@@ -41,9 +42,17 @@ const GOMP_NAME: &str = "libgomp.so.1";
 const BUILD_HINT: &str = "build it with `make omp` (which writes target/release/libherd_omp.so and \
                           target/release/gomp/libgomp.so.1), or set HERD_OMP_LIB to the library's path";
 
+/// What `herd run` loads, for `herd run --help`.
+const LOADING: &str = "What is loaded: herd's library is $HERD_OMP_LIB, else libherd_omp.so next to this \
+executable; gomp/libgomp.so.1 next to it is the same library built under libgomp's name. herd run sets \
+LD_PRELOAD=<library's directory>/gomp/libgomp.so.1, so the program's libgomp.so.1 dependency resolves to \
+herd and libgomp itself is never loaded (when gomp/libgomp.so.1 does not exist, the library itself is \
+preloaded instead). With --replace it sets LD_LIBRARY_PATH=<library's directory>/gomp instead. Values \
+already in LD_PRELOAD / LD_LIBRARY_PATH are kept after herd's; -v prints what is set.";
+
 /// Options of `herd run`.
 #[derive(clap::Args, Debug)]
-#[command(override_usage = "herd run [OPTIONS] [--] CMD [ARGS]...")]
+#[command(override_usage = "herd run [OPTIONS] [--] CMD [ARGS]...", after_long_help = LOADING)]
 pub struct RunArgs {
     /// Participants per region, master included (HERD_NUM_THREADS).
     #[arg(long, value_name = "N")]
@@ -75,8 +84,9 @@ pub struct RunArgs {
     /// Write a Chrome trace-event JSON file (HERD_TRACE).
     #[arg(long, value_name = "FILE")]
     trace: Option<String>,
-    /// Replace libgomp (LD_LIBRARY_PATH=<gomp dir>) instead of preloading herd
-    /// (LD_PRELOAD). For programs linked with libgomp.so.1.
+    /// Replace libgomp through LD_LIBRARY_PATH=<library's directory>/gomp
+    /// instead of preloading gomp/libgomp.so.1 (LD_PRELOAD). For programs
+    /// linked with libgomp.so.1.
     #[arg(long)]
     replace: bool,
     /// Print the environment set and the command on stderr before running it.

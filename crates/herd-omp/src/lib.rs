@@ -20,6 +20,7 @@ mod icv;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod parallel;
+mod preload;
 mod runtime;
 mod settings;
 mod sync;

@@ -52,6 +52,8 @@ pub(crate) fn global() -> &'static Global {
 fn init() -> Result<Runtime, String> {
     let omp = crate::env::parse(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
     let herd = herd::Config::from_env().map_err(|e| e.to_string())?;
+    // Preloaded beside the program's libgomp: undo its binding of this thread.
+    crate::preload::restore_affinity()?;
     let mut herd = crate::env::apply(&omp, herd);
     // Without OMP_STACKSIZE, workers get what libgomp's get: the default
     // thread stack, i.e. the stack rlimit (programs size their stack arrays

@@ -9,7 +9,11 @@
 #   --libomp[=PATH]  LLVM libomp substituted as libgomp.so.1 (a directory of
 #                    symlinks + LD_LIBRARY_PATH); PATH defaults to the first of
 #                    /usr/lib/llvm-*/lib/libomp.so.5, /usr/lib/<triple>/libomp.so.5
-#   --lib PATH       herd's library through LD_PRELOAD=PATH
+#   --lib PATH       herd's library through LD_PRELOAD=PATH; when the `herd`
+#                    executable is next to PATH, also the runtime herd-run:
+#                    `herd run -- PROG` with HERD_OMP_LIB=PATH, for the programs
+#                    where the way herd is loaded matters (herd_run_progs: api,
+#                    bind; the others would test the object --gomp-dir tests)
 #   --gomp-dir DIR   a replacement libgomp.so.1 in DIR, through LD_LIBRARY_PATH=DIR
 #   --build DIR      build/log directory (default target/omp-tests, relative to
 #                    the repository root; the script cds there itself)
@@ -34,7 +38,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
 cd "$root" || exit 2
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,/^# Exit status/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 build=target/omp-tests
@@ -76,10 +80,13 @@ build=$(cd "$build" && pwd)
 # ---- runtimes ---------------------------------------------------------------
 # Each runtime: a label, the environment that selects it, and the real path of
 # the object that must define omp_get_thread_num ("" = check by name only).
-rt_labels=() rt_envs=() rt_expect=() rt_bindcheck=()
+# rt_prefix: a command the program is run through ("" = none); rt_progs: the
+# programs run under it (",a,b," = only those; "" = all).
+rt_labels=() rt_envs=() rt_expect=() rt_bindcheck=() rt_prefix=() rt_progs=()
+herd_run_progs=api,bind
 
 if [ $want_ref = 1 ]; then
-    rt_labels+=(libgomp) rt_envs+=("") rt_expect+=("libgomp") rt_bindcheck+=("")
+    rt_labels+=(libgomp) rt_envs+=("") rt_expect+=("libgomp") rt_bindcheck+=("") rt_prefix+=("") rt_progs+=("")
 fi
 if [ $want_libomp = 1 ]; then
     if [ -z "$libomp_path" ]; then
@@ -91,7 +98,7 @@ if [ $want_libomp = 1 ]; then
     shim="$build/libomp-as-libgomp"
     mkdir -p "$shim" && ln -sfn "$(readlink -f "$libomp_path")" "$shim/libgomp.so.1" || die "cannot create $shim"
     rt_labels+=(libomp) rt_envs+=("LD_LIBRARY_PATH=$shim") rt_expect+=("libomp")
-    rt_bindcheck+=("$shim/libgomp.so.1|0")
+    rt_bindcheck+=("$shim/libgomp.so.1|0") rt_prefix+=("") rt_progs+=("")
 fi
 if [ -n "$herd_lib" ]; then
     [ -f "$herd_lib" ] || die "--lib $herd_lib: no such file"
@@ -99,13 +106,21 @@ if [ -n "$herd_lib" ]; then
     rt_labels+=(herd-preload) rt_envs+=("LD_PRELOAD=$herd_lib") rt_expect+=("=$(readlink -f "$herd_lib")")
     # Preloaded: nothing may bind to an object named libgomp.so.1 (even if
     # --lib itself names one, which is how the check is validated).
-    rt_bindcheck+=("$herd_lib|1")
+    rt_bindcheck+=("$herd_lib|1") rt_prefix+=("") rt_progs+=("")
+    # `herd run` preloads gomp/libgomp.so.1 next to the library when it exists.
+    herd_exe=$(dirname "$herd_lib")/herd herd_run_obj=$(dirname "$herd_lib")/gomp/libgomp.so.1
+    [ -e "$herd_run_obj" ] || herd_run_obj=$herd_lib
+    if [ -x "$herd_exe" ]; then
+        rt_labels+=(herd-run) rt_envs+=("HERD_OMP_LIB=$herd_lib") rt_expect+=("=$(readlink -f "$herd_run_obj")")
+        rt_bindcheck+=("$herd_run_obj|0") rt_prefix+=("$herd_exe run --") rt_progs+=(",$herd_run_progs,")
+    fi
 fi
 if [ -n "$gomp_dir" ]; then
     [ -e "$gomp_dir/libgomp.so.1" ] || die "--gomp-dir $gomp_dir: no libgomp.so.1 there"
     gomp_dir=$(cd "$gomp_dir" && pwd)
     rt_labels+=(herd-gomp-dir) rt_envs+=("LD_LIBRARY_PATH=$gomp_dir")
     rt_expect+=("=$(readlink -f "$gomp_dir/libgomp.so.1")") rt_bindcheck+=("$gomp_dir/libgomp.so.1|0")
+    rt_prefix+=("") rt_progs+=("")
 fi
 
 # ---- build --------------------------------------------------------------------
@@ -130,11 +145,20 @@ done
 [ ${#progs[@]} -gt 0 ] || die "no programs selected"
 
 # ---- configurations -----------------------------------------------------------
+# CPUs this script may use (nproc counts the affinity mask; OMP_* are unset).
+ncpu=$(nproc)
 # Lines "name<TAB>VAR=value VAR=value" for one program.
 configs() {
     local k
-    for k in 1 2 3 4; do printf 'T%s\tOMP_NUM_THREADS=%s EXPECT_THREADS=%s\n' $k $k $k; done
+    [ "$1" = bind ] || for k in 1 2 3 4; do printf 'T%s\tOMP_NUM_THREADS=%s EXPECT_THREADS=%s\n' $k $k $k; done
     case "$1" in
+    bind)
+        printf 'T2/proc_bind=true\tOMP_NUM_THREADS=2 OMP_PROC_BIND=true EXPECT_CPUS=%s EXPECT_BOUND=1\n' "$ncpu"
+        printf 'T2/proc_bind=spread\tOMP_NUM_THREADS=2 OMP_PROC_BIND=spread EXPECT_CPUS=%s EXPECT_BOUND=1\n' "$ncpu"
+        printf 'T2/places=threads\tOMP_NUM_THREADS=2 OMP_PLACES=threads EXPECT_CPUS=%s EXPECT_BOUND=1\n' "$ncpu"
+        printf 'T2/unbound\tOMP_NUM_THREADS=2 EXPECT_CPUS=%s\n' "$ncpu"
+        printf 'T2/proc_bind=true/one_cpu\tOMP_NUM_THREADS=2 OMP_PROC_BIND=true BIND_ONE_CPU=1\n'
+        ;;
     loops)
         printf 'T4/sched=static,1\tOMP_NUM_THREADS=4 OMP_SCHEDULE=static,1\n'
         printf 'T3/sched=dynamic,3\tOMP_NUM_THREADS=3 OMP_SCHEDULE=dynamic,3\n'
@@ -186,11 +210,16 @@ judge() {
 }
 
 for ri in "${!rt_labels[@]}"; do
-    rt=${rt_labels[$ri]} rtenv=${rt_envs[$ri]} expect=${rt_expect[$ri]}
-    mkdir -p "$build/logs/$rt"
-    echo "== runtime $rt ${rtenv:+($rtenv)}"
-    t_rt=$SECONDS
+    rt=${rt_labels[$ri]} rtenv=${rt_envs[$ri]} expect=${rt_expect[$ri]} prefix=${rt_prefix[$ri]}
+    rtprogs=()
     for prog in "${progs[@]}"; do
+        case "${rt_progs[$ri]}" in "" | *",$prog,"*) rtprogs+=("$prog") ;; esac
+    done
+    [ ${#rtprogs[@]} -gt 0 ] || continue
+    mkdir -p "$build/logs/$rt"
+    echo "== runtime $rt ${rtenv:+($rtenv)}${prefix:+ through: $prefix}"
+    t_rt=$SECONDS
+    for prog in "${rtprogs[@]}"; do
         while IFS=$'\t' read -r cfg cfgenv; do
             [ -n "$cfg" ] || continue
             key="$prog|$cfg"
@@ -198,7 +227,7 @@ for ri in "${!rt_labels[@]}"; do
             log="$build/logs/$rt/$prog.${cfg//\//_}.log"
             start=$(date +%s%N)
             # shellcheck disable=SC2086  # the env strings are word lists on purpose
-            env $cfgenv $rtenv timeout -k 5 "$timeout_s" "$build/bin/$prog" >"$log" 2>&1
+            env $cfgenv $rtenv timeout -k 5 "$timeout_s" $prefix "$build/bin/$prog" >"$log" 2>&1
             rc=$?
             secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
             judge "$log" "$rc" "$expect"
@@ -222,7 +251,7 @@ for ri in "${!rt_labels[@]}"; do
     target=${rt_bindcheck[$ri]%|*} forbid=${rt_bindcheck[$ri]##*|}
     if [ -n "$target" ]; then
         echo "-- binding check for $rt: GOMP_*/omp_* must bind to $target"
-        for prog in "${progs[@]}"; do
+        for prog in "${rtprogs[@]}"; do
             key="$prog|bindings"
             [ -n "${have_row[$key]:-}" ] || { rows+=("$key"); have_row[$key]=1; }
             dbg="$build/logs/$rt/$prog.bindings"
@@ -230,7 +259,7 @@ for ri in "${!rt_labels[@]}"; do
             bin="$build/bin/$prog"
             # shellcheck disable=SC2086
             env OMP_NUM_THREADS=2 $rtenv LD_BIND_NOW=1 LD_DEBUG=bindings LD_DEBUG_OUTPUT="$dbg" \
-                timeout -k 5 "$timeout_s" "$bin" >"$dbg.out" 2>&1
+                timeout -k 5 "$timeout_s" $prefix "$bin" >"$dbg.out" 2>&1
             rc=$?
             # "binding file <referrer> [0] to <definer> [0]: normal symbol `NAME' [VERSION]"
             cat "$dbg".[0-9]* 2>/dev/null |
@@ -261,7 +290,8 @@ for ri in "${!rt_labels[@]}"; do
     fi
     # ---- invalid environment values (herd only): the program must stop
     # before main with a message naming the variable and the value ----
-    if [[ $rt == herd* ]]; then
+    # (not under herd-run: `herd run` checks HERD_* itself, before the program)
+    if [[ $rt == herd* ]] && [ "$rt" != herd-run ]; then
         echo "-- invalid OMP_*/HERD_* values under $rt"
         for bad in "OMP_SCHEDULE=bogus" "OMP_NUM_THREADS=0" "OMP_PROC_BIND=sideways" "OMP_STACKSIZE=12Q" \
             "OMP_MAX_ACTIVE_LEVELS=-1" "OMP_WAIT_POLICY=busy" "HERD_NUM_THREADS=x" "HERD_WAIT=spin:abc"; do
