@@ -1,6 +1,38 @@
-//! The CLI's error type: every failure ends as `herd: <message>` on stderr.
+//! The CLI's error type: every failure ends as `herd: <message>` on stderr,
+//! and the exit status says which kind of failure it was ([`status`]: the
+//! one place the statuses are decided).
 
 use std::path::PathBuf;
+
+/// `herd`'s exit statuses.
+pub mod status {
+    /// The command ran and failed: a file could not be written, a result
+    /// did not verify, a chart could not be drawn, the machine's topology
+    /// could not be read.
+    pub const FAILURE: u8 = 1;
+    /// Bad input: a usage error found by clap (unknown option, value out of
+    /// range), an invalid option value or `HERD_*` variable, an unreadable
+    /// or malformed input file. clap exits with 2 by itself.
+    pub const USAGE: u8 = 2;
+    /// The request exceeds what this machine or process can give: threads
+    /// (RLIMIT_NPROC, kernel.threads-max, kernel.pid_max, a cgroup's
+    /// pids.max, vm.max_map_count) or memory (MemAvailable, RLIMIT_AS,
+    /// CommitLimit); the message names the limit and both numbers.
+    pub const LIMIT: u8 = 3;
+}
+
+/// The exit statuses, for `herd --help` (and the README's "Exit codes and
+/// bad input").
+pub const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  success
+  1  the command ran and failed (writing a file, verification, drawing, reading the topology)
+  2  bad input: usage errors (clap's), option values out of range, invalid HERD_* variables,
+     malformed input files; every numeric option is checked before any work starts
+  3  the request exceeds a limit of this machine or process: threads (RLIMIT_NPROC,
+     kernel.threads-max, kernel.pid_max, pids.max, vm.max_map_count) or memory (MemAvailable,
+     RLIMIT_AS, CommitLimit); the message names the limit and both numbers
+`herd run` execs the program, whose status is its own; 126/127 when it cannot be run.";
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
@@ -33,16 +65,76 @@ pub enum CliError {
     /// A parallel result differs from the serial one.
     #[error("verification failed: {0}")]
     Verify(String),
+    /// The request needs more than the machine has (memory, threads).
+    #[error("{0}")]
+    Limit(String),
 }
 
 impl CliError {
-    /// Process exit status: 2 for configuration and usage errors, 1 otherwise.
+    /// Process exit status; see [`status`].
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Herd(_) | CliError::Usage(_) => 2,
-            _ => 1,
+            CliError::Herd(e) => match e {
+                herd::Error::InvalidSetting { .. } | herd::Error::Placement(_) => status::USAGE,
+                herd::Error::Limit { .. } | herd::Error::WorkerSpawn { .. } | herd::Error::Spawn(_) => {
+                    status::LIMIT
+                }
+                herd::Error::Topology(_) | herd::Error::Bind { .. } => status::FAILURE,
+            },
+            CliError::Usage(_) => status::USAGE,
+            CliError::Limit(_) => status::LIMIT,
+            CliError::Write { .. } | CliError::Json(_) | CliError::Plot { .. } | CliError::Verify(_) => {
+                status::FAILURE
+            }
         }
     }
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes; `None` where unknown.
+pub fn mem_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Fails with [`CliError::Limit`] when `need` bytes (what: `what`) exceed
+/// `MemAvailable`, naming both; passes where `MemAvailable` is unknown.
+pub fn check_memory(what: &str, need: u128) -> Result<(), CliError> {
+    match mem_available() {
+        Some(avail) if need > u128::from(avail) => Err(CliError::Limit(format!(
+            "{what} needs about {} ({need} bytes) of memory, but MemAvailable is {} ({avail} bytes, \
+             /proc/meminfo)",
+            bytes(need),
+            bytes(u128::from(avail))
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `b` bytes for a human.
+pub fn bytes(b: u128) -> String {
+    const UNITS: [&str; 7] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"];
+    if b < 1024 {
+        return format!("{b} bytes");
+    }
+    let mut v = b as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
+/// A clap parser of a `usize` option within `range`.
+pub fn usize_in(range: impl std::ops::RangeBounds<u64>) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(range)
 }
 
 /// Writes `contents` to `path` (creating missing parent folders), naming the

@@ -1,7 +1,7 @@
 //! `herd la potrf`: tiled Cholesky on herd-flow, against faer's parallel
 //! Cholesky in the same run.
 
-use crate::error::CliError;
+use crate::error::{check_memory, usize_in, CliError};
 use crate::table::Table;
 use crate::timing::median;
 use crate::CliResult;
@@ -13,21 +13,31 @@ use std::time::Instant;
 
 /// Tile sizes tried by `--tune`.
 const TUNE_NB: [usize; 6] = [128, 160, 192, 256, 320, 384];
+/// The smallest matrix order: below it a factorization takes microseconds
+/// and the timings (and the speed ratios) measure nothing but overhead.
+const MIN_N: u64 = 32;
+/// The largest matrix order: LAPACK's (OpenBLAS's) `n` is a 32-bit integer.
+const MAX_N: u64 = i32::MAX as u64;
+/// n×n matrices alive at once at the peak of a run: the input, a tiled (or
+/// OpenBLAS column-major) working copy, the factor read back, and the
+/// residual's lower triangle and `A − LLᵀ`.
+const MATRICES_AT_PEAK: u128 = 5;
 
 /// `herd la potrf` options.
 #[derive(clap::Args, Debug)]
 pub struct PotrfArgs {
-    /// Matrix order.
-    #[arg(short = 'n', long, default_value_t = 2000)]
+    /// Matrix order (at least 32; the run needs about 5·n²·8 bytes, checked
+    /// against MemAvailable).
+    #[arg(short = 'n', long, default_value_t = 2000, value_parser = usize_in(MIN_N..=MAX_N))]
     n: usize,
-    /// Tile size.
-    #[arg(long, default_value_t = 256)]
+    /// Tile size (at least 1).
+    #[arg(long, default_value_t = 256, value_parser = usize_in(1..=MAX_N))]
     nb: usize,
     /// Try several tile sizes first (one run each) and use the fastest.
     #[arg(long)]
     tune: bool,
     /// Timed runs per contender (rounds of one run each, the first contender rotating; the median is reported).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = usize_in(1..=1_000_000))]
     reps: usize,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -181,9 +191,18 @@ impl OpenBlas {
 
 /// Runs `herd la potrf`.
 pub fn potrf(args: &PotrfArgs) -> CliResult {
-    if args.nb == 0 || args.reps == 0 {
-        return Err(CliError::Usage("--nb and --reps must be positive".into()));
+    if args.nb == 0 || args.reps == 0 || args.n < MIN_N as usize {
+        return Err(CliError::Usage(format!("-n must be at least {MIN_N}, --nb and --reps at least 1")));
     }
+    let n = args.n as u128;
+    check_memory(
+        &format!(
+            "herd la potrf -n {} ({MATRICES_AT_PEAK} {}×{} f64 matrices at once: input, working copy, \
+             factor, residual)",
+            args.n, args.n, args.n
+        ),
+        MATRICES_AT_PEAK * n * n * 8,
+    )?;
     let pool = herd::PoolBuilder::from_env()?.build()?;
     let threads = pool.num_threads();
     let a = random_spd(args.n, 42);

@@ -24,9 +24,11 @@ use std::process::ExitCode;
 /// Every command builds its pools from the HERD_* environment
 /// (HERD_NUM_THREADS, HERD_PLACES, HERD_BIND, HERD_DISPATCH, HERD_WAIT,
 /// HERD_RESERVE, HERD_TOPOLOGY, HERD_DISPLAY_ENV, HERD_TRACE); an invalid
-/// value is reported and the command exits with status 2.
+/// value is reported and the command exits with status 2. Every numeric
+/// option is checked before any work starts, also against what the machine
+/// has (threads, memory).
 #[derive(Parser, Debug)]
-#[command(name = "herd", version, about, long_about)]
+#[command(name = "herd", version, about, long_about, after_long_help = error::EXIT_STATUS_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

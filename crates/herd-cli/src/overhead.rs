@@ -3,7 +3,7 @@
 //! Every figure is the median, over repetitions, of the time per operation of
 //! one repetition, in which many operations run back to back.
 
-use crate::error::{write_file, CliError};
+use crate::error::{usize_in, write_file, CliError};
 use crate::table::Table;
 use crate::timing::{human_ns, median, time};
 use crate::CliResult;
@@ -18,11 +18,11 @@ use std::time::Duration;
 #[derive(clap::Args, Debug)]
 pub struct OverheadArgs {
     /// Operations per repetition for regions, joins and scopes; launch-and-join
-    /// regions run a tenth as many, loops a thousandth (at least one).
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    /// regions run a tenth as many, loops a thousandth (at least one); 1 to 10⁹.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = usize_in(1..=1_000_000_000))]
     iters: usize,
-    /// Repetitions per operation; the median is reported.
-    #[arg(long, value_name = "N", default_value_t = 7)]
+    /// Repetitions per operation, 1 to 1000000; the median is reported.
+    #[arg(long, value_name = "N", default_value_t = 7, value_parser = usize_in(1..=1_000_000))]
     reps: usize,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]

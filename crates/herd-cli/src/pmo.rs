@@ -7,7 +7,7 @@
 //! averaged over trials with every cache flushed before each timed trial, and
 //! derive PMO, PCE and the speed relative to LJ.
 
-use crate::error::{write_file, CliError};
+use crate::error::{bytes, check_memory, usize_in, write_file, CliError};
 use crate::plot::{self, Panel, Series};
 use crate::table::Table;
 use crate::timing::{mean, micros, time};
@@ -37,19 +37,31 @@ pub struct PmoArgs {
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
     /// The rank K of the update (ATLAS: 56 on Core2, 40 on Opteron).
-    #[arg(short = 'k', long = "rank", value_name = "K", default_value_t = 56)]
+    #[arg(short = 'k', long = "rank", value_name = "K", default_value_t = 56, value_parser = usize_in(1..=MAX_COUNT))]
     k: usize,
-    /// Timed trials per point, averaged [default: 50, or 10 with --quick].
-    #[arg(long, value_name = "N")]
+    /// Timed trials per point, averaged, 1 to 1000000 [default: 50, or 10 with --quick].
+    #[arg(long, value_name = "N", value_parser = usize_in(1..=MAX_TRIALS))]
     trials: Option<usize>,
-    /// Participants per region [default: the size of the default pool].
-    #[arg(long, value_name = "N")]
+    /// Participants per region [default: the size of the default pool]; each
+    /// has a cache-flush buffer (up to 64 MiB): all of them, with the
+    /// matrices, must fit in MemAvailable, and the pools' threads within the
+    /// process's limits.
+    #[arg(long, value_name = "N", value_parser = usize_in(1..=MAX_COUNT))]
     threads: Option<usize>,
-    /// Problem sizes N, comma-separated [default: 10 sizes from 64 to 2048,
-    /// or 64,128,256,512,768 with --quick].
-    #[arg(long, value_name = "N,...", value_delimiter = ',')]
+    /// Problem sizes N, comma-separated, each at least 8 [default: 10 sizes
+    /// from 64 to 2048, or 64,128,256,512,768 with --quick].
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = usize_in(MIN_SIZE..=MAX_COUNT))]
     sizes: Option<Vec<usize>>,
 }
+
+/// The smallest problem size N: below it a rank-K update is a few hundred
+/// flops and every strategy measures only its overhead.
+const MIN_SIZE: u64 = 8;
+/// The most trials per point (the samples of every trial are kept).
+const MAX_TRIALS: u64 = 1_000_000;
+/// The largest rank, participant count and size accepted by clap (memory
+/// and the process's limits on threads bound them further).
+const MAX_COUNT: u64 = 1_000_000;
 
 /// Largest flush buffer per participant: VMs report absurd L3 sizes.
 const FLUSH_CAP: u64 = 64 << 20;
@@ -103,10 +115,15 @@ pub fn run(args: &PmoArgs) -> CliResult {
         None if args.quick => vec![64, 128, 256, 512, 768],
         None => geometric(64, 2048, 10),
     };
-    if trials == 0 || args.k == 0 || sizes.is_empty() || sizes.contains(&0) || args.threads == Some(0) {
-        return Err(CliError::Usage(
-            "--trials, -k, --threads and every --sizes value must be positive".into(),
-        ));
+    if trials == 0
+        || args.k == 0
+        || sizes.is_empty()
+        || sizes.iter().any(|&n| n < MIN_SIZE as usize)
+        || args.threads == Some(0)
+    {
+        return Err(CliError::Usage(format!(
+            "--trials, -k and --threads must be positive, every --sizes value at least {MIN_SIZE}"
+        )));
     }
     let plot_format = args.plot.as_deref().map(plot::Format::of).transpose()?;
 
@@ -114,6 +131,12 @@ pub fn run(args: &PmoArgs) -> CliResult {
     let machine = base.clone().build()?.info();
     let threads = args.threads.unwrap_or(machine.num_threads);
     let flush_bytes = llc.map_or(FLUSH_DEFAULT, |b| (2 * b).min(FLUSH_CAP));
+    check_memory(
+        &memory_what(threads, flush_bytes, &sizes, args.k),
+        memory_need(threads, flush_bytes, &sizes, args.k, trials),
+    )?;
+    // Each pool checks its threads against the process's limits as it is
+    // built, counting the pools built before it.
     let base = base.num_threads(threads);
     let pools = Dispatch::ALL
         .iter()
@@ -168,6 +191,24 @@ pub fn run(args: &PmoArgs) -> CliResult {
         eprintln!("herd: wrote {}", path.display());
     }
     Ok(())
+}
+
+/// Bytes a run needs at its peak: every participant's flush buffer, the
+/// matrices of the largest size (A N×K, B K×N, C and the serial reference
+/// N×N) and the kept samples (per trial, one time per participant).
+fn memory_need(threads: usize, flush: u64, sizes: &[usize], k: usize, trials: usize) -> u128 {
+    let (t, k) = (threads as u128, k as u128);
+    let n = sizes.iter().copied().max().unwrap_or(0) as u128;
+    t * u128::from(flush) + (2 * n * n + 2 * n * k) * 8 + trials as u128 * (t + 4) * 16
+}
+
+/// What [`memory_need`] counts, for the error message.
+fn memory_what(threads: usize, flush: u64, sizes: &[usize], k: usize) -> String {
+    let n = sizes.iter().copied().max().unwrap_or(0);
+    format!(
+        "herd pmo with {threads} participant(s) ({threads} cache-flush buffer(s) of {}) and N up to {n}, K = {k}",
+        bytes(u128::from(flush))
+    )
 }
 
 /// `count` sizes from `lo` to `hi`, geometrically spaced, rounded to multiples of 8.

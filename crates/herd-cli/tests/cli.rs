@@ -390,7 +390,7 @@ fn la_potrf_factors_and_compares() {
 
 #[test]
 fn la_potrf_rejects_a_zero_tile() {
-    let o = run(&mut herd(&["la", "potrf", "-n", "10", "--nb", "0"]));
+    let o = run(&mut herd(&["la", "potrf", "-n", "100", "--nb", "0"]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--nb"), "{}", stderr(&o));
 }

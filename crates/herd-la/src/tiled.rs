@@ -142,10 +142,17 @@ impl TiledMatrix {
     /// A zero `nrows × ncols` matrix with tile size `nb`.
     ///
     /// # Errors
-    /// [`LaError::InvalidTileSize`] if `nb == 0`.
+    /// [`LaError::InvalidTileSize`] if `nb == 0`; [`LaError::ShapeMismatch`]
+    /// if `nrows × ncols` values of `f64` do not fit in the address space.
     pub fn zeros(nrows: usize, ncols: usize, nb: usize) -> Result<Self, LaError> {
         if nb == 0 {
             return Err(LaError::InvalidTileSize { nb });
+        }
+        let max = isize::MAX as usize / std::mem::size_of::<f64>();
+        if nrows.checked_mul(ncols).is_none_or(|values| values > max) {
+            return Err(LaError::ShapeMismatch(format!(
+                "a {nrows} x {ncols} matrix of f64 does not fit in the address space"
+            )));
         }
         let mt = nrows.div_ceil(nb);
         let nt = ncols.div_ceil(nb);
@@ -445,5 +452,13 @@ mod tests {
             }
         }
         assert!(!any_non_finite(&[f64::MAX, f64::MIN, -0.0, f64::MIN_POSITIVE]));
+    }
+
+    #[test]
+    fn a_matrix_larger_than_the_address_space_is_an_error() {
+        for (m, n) in [(usize::MAX, 2), (1 << 32, 1 << 32), (10_000_000_000, 10_000_000_000)] {
+            let Err(e) = super::TiledMatrix::zeros(m, n, 256) else { panic!("{m} x {n} accepted") };
+            assert!(e.to_string().contains("does not fit in the address space"), "{e}");
+        }
     }
 }

@@ -37,6 +37,34 @@ pub enum Error {
     /// Spawning an OS thread failed.
     #[error("spawning worker thread: {0}")]
     Spawn(#[from] std::io::Error),
+    /// Starting a pool's threads would exceed a limit of the process or of
+    /// the system (RLIMIT_NPROC, `kernel.threads-max`, `kernel.pid_max`, a
+    /// cgroup's `pids.max`, `vm.max_map_count`, RLIMIT_AS, the commit limit,
+    /// available memory). Found before any thread was started.
+    #[error("{message}")]
+    Limit {
+        /// The limit, as the system names it (e.g. `vm.max_map_count`).
+        limit: String,
+        /// What was asked, what the limit allows and what is in use.
+        message: String,
+    },
+    /// The OS refused one of a pool's worker threads part-way through
+    /// [`PoolBuilder::build`](crate::PoolBuilder::build); the workers already
+    /// started were stopped and joined, nothing of the pool is left.
+    #[error(
+        "cannot start worker thread {} of {total}: {source} ({hint}); the {started} already started were stopped and joined",
+        started + 1
+    )]
+    WorkerSpawn {
+        /// Threads started (and since stopped) before the failure.
+        started: usize,
+        /// Threads the pool needed.
+        total: usize,
+        /// What `std::thread::Builder::spawn` said.
+        source: std::io::Error,
+        /// The limits that error usually means.
+        hint: String,
+    },
 }
 
 impl Error {

@@ -1,5 +1,6 @@
 //! [`PoolBuilder`]: the same settings as the `HERD_*` variables.
 
+use super::limits;
 use super::registry::Registry;
 use super::{Pool, PoolInfo};
 use crate::config::{Bind, Config, Dispatch, DisplayEnv, Sched, ShepherdLevel, Throttle, WaitPolicy};
@@ -22,6 +23,8 @@ pub struct PoolBuilder {
     topology: Option<Topology>,
     keep_master_binding: bool,
     monitor: Option<crate::throttle::MonitorSettings>,
+    /// Test-only fault injection: see [`PoolBuilder::fail_spawn_after`].
+    fail_spawn_after: Option<usize>,
 }
 
 impl PoolBuilder {
@@ -48,7 +51,14 @@ impl PoolBuilder {
 
     /// Starts from an explicit configuration.
     pub fn from_config(config: Config) -> PoolBuilder {
-        PoolBuilder { config, places: None, topology: None, keep_master_binding: false, monitor: None }
+        PoolBuilder {
+            config,
+            places: None,
+            topology: None,
+            keep_master_binding: false,
+            monitor: None,
+            fail_spawn_after: None,
+        }
     }
 
     /// The configuration so far.
@@ -164,10 +174,28 @@ impl PoolBuilder {
         self
     }
 
+    /// For tests of the failure path of [`build`](Self::build): starting the
+    /// persistent thread of index `k` (0-based; `k` threads are started
+    /// first) fails as if the OS had refused it. Only persistent dispatches
+    /// start threads in `build`.
+    #[doc(hidden)]
+    pub fn fail_spawn_after(mut self, k: usize) -> Self {
+        self.fail_spawn_after = Some(k);
+        self
+    }
+
     /// Builds the pool: reads the topology, plans the placement, starts the
     /// persistent workers.
+    ///
+    /// # Errors
+    /// Besides invalid settings: [`Error::Limit`] when the pool's threads
+    /// would exceed a limit of the process or the system (checked before
+    /// any thread is started), and [`Error::WorkerSpawn`] when the OS still
+    /// refuses one — the threads already started are then stopped and
+    /// joined; nothing of the pool is left.
     pub fn build(self) -> Result<Pool> {
-        let PoolBuilder { mut config, places, topology, keep_master_binding, monitor } = self;
+        let PoolBuilder { mut config, places, topology, keep_master_binding, monitor, fail_spawn_after } =
+            self;
         if let Some(settings) = &monitor {
             if settings.epoch.is_zero() {
                 return Err(Error::invalid("monitor epoch", "0", "a positive duration"));
@@ -224,6 +252,17 @@ impl PoolBuilder {
             (None, None) => Topology::detect()?,
         };
         let dispatch = config.dispatch.unwrap_or_default();
+        let throttle = config.throttle.unwrap_or_default();
+        // Threads the pool runs besides the master: persistent workers (and
+        // the proxy of non-master-last dispatch), or as many fresh threads
+        // per launch-and-join region; and the contention monitor.
+        let threads =
+            |n: usize| n - usize::from(dispatch.master_last()) + usize::from(throttle == Throttle::Auto);
+        // Before planning: a huge request must not get as far as allocating
+        // per-participant state.
+        if let Some(n) = config.num_threads {
+            limits::check(&limits::Request::new(n, threads(n), config.stack_size))?;
+        }
         let placement = plan(
             &topology,
             &PlacementRequest {
@@ -234,6 +273,10 @@ impl PoolBuilder {
                 reserve: config.reserve.unwrap_or(0),
             },
         )?;
+        if config.num_threads.is_none() {
+            let n = placement.num_threads;
+            limits::check(&limits::Request::new(n, threads(n), config.stack_size))?;
+        }
         if let Some(path) = &config.trace {
             trace::start(path.clone());
         }
@@ -249,7 +292,6 @@ impl PoolBuilder {
         );
         registry.keep_master_binding = keep_master_binding;
         registry.report_stats = config.display_env == Some(DisplayEnv::Verbose);
-        let throttle = config.throttle.unwrap_or_default();
         if let Throttle::Fixed(n) = throttle {
             for h in 0..registry.shepherds.len() {
                 registry.set_active_limit(h, n);
@@ -261,14 +303,14 @@ impl PoolBuilder {
         if registry.report_stats || config.trace.is_some() {
             super::report::watch(&registry);
         }
-        let mut pool = Pool { registry: registry.clone(), monitor: None };
         if dispatch.persistent() {
             let n = registry.num_threads();
             let mut slots: Vec<Option<usize>> = (1..n).map(Some).collect();
             if !dispatch.master_last() {
                 slots.push(None);
             }
-            for slot in slots {
+            let total = slots.len();
+            for (started, slot) in slots.into_iter().enumerate() {
                 let reg = registry.clone();
                 let name = match slot {
                     Some(i) => format!("herd-worker-{i}"),
@@ -278,10 +320,29 @@ impl PoolBuilder {
                 if let Some(bytes) = config.stack_size {
                     builder = builder.stack_size(bytes);
                 }
-                let handle = builder.spawn(move || reg.worker_main(slot))?;
-                registry.threads.lock().unwrap_or_else(|e| e.into_inner()).push(handle);
+                let spawned = if fail_spawn_after == Some(started) {
+                    Err(std::io::Error::other("refused by PoolBuilder::fail_spawn_after"))
+                } else {
+                    builder.spawn(move || reg.worker_main(slot))
+                };
+                match spawned {
+                    Ok(handle) => registry.threads.lock().unwrap_or_else(|e| e.into_inner()).push(handle),
+                    Err(source) => {
+                        // The pool's own shutdown: every started worker is
+                        // told to leave and joined (a worker still starting
+                        // finds the message when it first looks).
+                        registry.shut_down();
+                        let hint = if fail_spawn_after == Some(started) {
+                            "a failure injected for a test".to_string()
+                        } else {
+                            limits::spawn_hint(&source)
+                        };
+                        return Err(Error::WorkerSpawn { started, total, source, hint });
+                    }
+                }
             }
         }
+        let mut pool = Pool { registry: registry.clone(), monitor: None };
         if let Some(counters) = counters {
             let settings = monitor.unwrap_or_default();
             pool.monitor = Some(Box::new(crate::throttle::Monitor::start(&registry, settings, counters)?));

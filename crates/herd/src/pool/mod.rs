@@ -10,6 +10,7 @@ mod builder;
 mod idle;
 mod info;
 mod join;
+mod limits;
 mod loops;
 mod master;
 mod port;
