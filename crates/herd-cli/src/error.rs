@@ -26,7 +26,8 @@ pub mod status {
 pub const EXIT_STATUS_HELP: &str = "\
 Exit status:
   0  success
-  1  the command ran and failed (writing a file, verification, drawing, reading the topology)
+  1  the command ran and failed (writing a file, verification, drawing, reading the topology or
+     /proc, herd's OpenMP library not built, a blackboard name held by another user)
   2  bad input: usage errors (clap's), option values out of range, invalid HERD_* variables,
      malformed input files; every numeric option is checked before any work starts
   3  the request exceeds a limit of this machine or process: threads (RLIMIT_NPROC,
@@ -68,6 +69,11 @@ pub enum CliError {
     /// The request needs more than the machine has (memory, threads).
     #[error("{0}")]
     Limit(String),
+    /// The command could not do its work for a reason that is not the
+    /// input's: a system file unreadable, herd's library not built, a
+    /// shared-memory name held by someone else.
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl CliError {
@@ -83,7 +89,11 @@ impl CliError {
             },
             CliError::Usage(_) => status::USAGE,
             CliError::Limit(_) => status::LIMIT,
-            CliError::Write { .. } | CliError::Json(_) | CliError::Plot { .. } | CliError::Verify(_) => {
+            CliError::Write { .. }
+            | CliError::Json(_)
+            | CliError::Plot { .. }
+            | CliError::Verify(_)
+            | CliError::Failed(_) => {
                 status::FAILURE
             }
         }

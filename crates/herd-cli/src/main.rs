@@ -63,11 +63,13 @@ enum Command {
     Bench(BenchCommand),
     /// Run an OpenMP program (gcc -fopenmp) on herd's OpenMP runtime.
     ///
-    /// Preloads herd's libgomp-compatible library (LD_PRELOAD; with --replace,
-    /// LD_LIBRARY_PATH=<gomp dir> replaces libgomp instead) and sets the
-    /// HERD_* variables given as options, after checking them. The library is
+    /// Preloads herd's OpenMP runtime built as libgomp.so.1 (the gomp/ folder
+    /// beside the library, so the program's libgomp is never loaded; with
+    /// --replace, LD_LIBRARY_PATH=<gomp dir> instead) and sets the HERD_*
+    /// variables given as options, after checking them. The library is
     /// $HERD_OMP_LIB, else libherd_omp.so next to this executable (`make omp`
-    /// builds it). The program replaces herd (exec): its signals and exit
+    /// builds both); only without its gomp/ folder is libherd_omp.so itself
+    /// preloaded. The program replaces herd (exec): its signals and exit
     /// status are its own.
     Run(run::RunArgs),
     /// Publish per-socket contention meters for HERD_THROTTLE=auto pools.
@@ -75,8 +77,9 @@ enum Command {
     /// A daemon: every interval it measures each socket's busy fraction from
     /// /proc/stat and, where the kernel allows system-wide counting
     /// (perf_event_paranoid <= 0), cycles and LLC misses, and publishes them
-    /// on the user's blackboard, the shared-memory segment
-    /// /herd-blackboard-<uid> (mode 0600). Pools built with
+    /// on the user's blackboard: $XDG_RUNTIME_DIR/herd-blackboard when that
+    /// directory is private to the user, else /dev/shm/herd-blackboard-<uid>
+    /// (mode 0600; a name held by another user is reported, never used). Pools built with
     /// HERD_THROTTLE=auto read it and keep fewer workers active on sockets
     /// that other processes keep busy. Prints what it publishes.
     Monitor(monitor::MonitorArgs),

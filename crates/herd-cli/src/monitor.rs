@@ -86,7 +86,7 @@ pub fn parse_proc_stat(text: &str) -> HashMap<u32, CpuTimes> {
 
 fn read_proc_stat() -> CliResult<HashMap<u32, CpuTimes>> {
     let text = std::fs::read_to_string("/proc/stat")
-        .map_err(|e| CliError::Usage(format!("cannot read /proc/stat: {e}")))?;
+        .map_err(|e| CliError::Failed(format!("cannot read /proc/stat: {e}")))?;
     Ok(parse_proc_stat(&text))
 }
 
@@ -157,7 +157,7 @@ pub fn run(args: &MonitorArgs) -> CliResult {
     if let Some(note) = &location.note {
         eprintln!("herd monitor: {note}; using {}", blackboard::display_path(&name));
     }
-    let bb_err = |p: Problem| CliError::Usage(blackboard_error(&name, args.name.is_some(), &p));
+    let bb_err = |p: Problem| CliError::Failed(blackboard_error(&name, args.name.is_some(), &p));
     if args.remove {
         blackboard::unlink(&name).map_err(bb_err)?;
         println!("removed the blackboard {}", blackboard::display_path(&name));

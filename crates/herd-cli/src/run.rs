@@ -202,7 +202,7 @@ fn library_path() -> CliResult<PathBuf> {
         Some(p) => PathBuf::from(p),
         None => {
             let exe = std::env::current_exe().map_err(|e| {
-                CliError::Usage(format!(
+                CliError::Failed(format!(
                     "cannot find the herd executable ({e}) to locate {LIB_NAME} next to it; \
                      set HERD_OMP_LIB to the library's path"
                 ))
@@ -219,10 +219,10 @@ fn library() -> CliResult<PathBuf> {
     if lib.is_file() {
         return Ok(lib);
     }
-    Err(CliError::Usage(match std::env::var_os(LIB_VAR).filter(|v| !v.is_empty()) {
-        Some(_) => format!("{LIB_VAR} names {}, which is not a file: {BUILD_HINT}", lib.display()),
-        None => format!("herd's OpenMP library {} does not exist: {BUILD_HINT}", lib.display()),
-    }))
+    Err(match std::env::var_os(LIB_VAR).filter(|v| !v.is_empty()) {
+        Some(_) => CliError::Usage(format!("{LIB_VAR} names {}, which is not a file: {BUILD_HINT}", lib.display())),
+        None => CliError::Failed(format!("herd's OpenMP library {} does not exist: {BUILD_HINT}", lib.display())),
+    })
 }
 
 /// The `gomp/` folder next to `lib`, which must hold `libgomp.so.1`.
@@ -231,10 +231,12 @@ fn gomp_dir(lib: &Path) -> CliResult<PathBuf> {
     if dir.join(GOMP_NAME).is_file() {
         return Ok(dir);
     }
-    Err(CliError::Usage(format!(
-        "--replace needs {}, which does not exist: {BUILD_HINT}",
-        dir.join(GOMP_NAME).display()
-    )))
+    let msg = format!("--replace needs {}, which does not exist: {BUILD_HINT}", dir.join(GOMP_NAME).display());
+    // Named by the user (HERD_OMP_LIB): bad input; else herd is not built.
+    Err(match std::env::var_os(LIB_VAR).filter(|v| !v.is_empty()) {
+        Some(_) => CliError::Usage(msg),
+        None => CliError::Failed(msg),
+    })
 }
 
 /// `path` followed by the current value of `var` (if any), separated by ':'.
