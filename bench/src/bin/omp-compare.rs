@@ -95,8 +95,9 @@ const RUNTIMES: [&str; 4] = ["libgomp", "libomp", "herd", "serial"];
 const PARALLEL: [&str; 3] = ["libgomp", "libomp", "herd"];
 
 /// EPCC constructs: the case name `omp_epcc` prints, and the table's label.
-const EPCC: [(&str, &str); 23] = [
+const EPCC: [(&str, &str); 24] = [
     ("parallel", "`parallel`"),
+    ("nested_parallel", "nested `parallel num_threads(2)` in every member of an outer team (2n threads)"),
     ("for", "`for` (static, 1 iteration per thread)"),
     ("parallel_for", "`parallel for`"),
     ("barrier", "`barrier`"),
@@ -125,6 +126,7 @@ const EPCC: [(&str, &str); 23] = [
 fn epcc_short(case: &str) -> &str {
     match case {
         "parallel_for" => "par. for",
+        "nested_parallel" => "nested par.",
         "reduction" => "reduction",
         "sched_static" => "static",
         "sched_static_1" => "static,1",
