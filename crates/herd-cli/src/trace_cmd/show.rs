@@ -91,6 +91,9 @@ fn critical_steps(trace: &Trace) -> Vec<usize> {
 
 /// Draws the timeline of `trace` into `path`.
 pub(super) fn draw(trace: &Trace, title: &str, path: &Path, format: Format, width: u32) -> CliResult {
+    if trace.rows.is_empty() {
+        return Err(CliError::Usage("the trace has no row to draw".into()));
+    }
     if trace.rows.len() > MAX_ROWS {
         return Err(CliError::Usage(format!(
             "{} rows (threads or workers) are too many to draw, at most {MAX_ROWS}; \
