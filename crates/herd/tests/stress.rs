@@ -104,7 +104,7 @@ fn mix(x: u64) -> u64 {
 }
 
 fn panics(seed: u64, id: usize) -> bool {
-    mix(seed ^ id as u64) % PANIC_ONE_IN == 0
+    mix(seed ^ id as u64).is_multiple_of(PANIC_ONE_IN)
 }
 
 /// Tasks run by a worker rather than the caller (participant 0).
