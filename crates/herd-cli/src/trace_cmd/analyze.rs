@@ -79,12 +79,13 @@ pub struct Report {
     work_ms: f64,
     /// T: latest end − earliest start.
     makespan_ms: f64,
-    /// W / (P · T) in %.
+    /// W / (P · T) in %, within 0–100 (absent when T is 0, or when
+    /// `--workers` gives fewer workers than were busy at once).
     utilisation_pct: Option<f64>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     bound: Option<Bound>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<&'static str>,
+    note: Option<String>,
     groups: Vec<Group>,
 }
 
@@ -106,9 +107,22 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
 }
 
+/// Utilisations above 100 % by less than this are rounding.
+const ROUNDING: f64 = 1e-9;
+
 /// Analyses `trace`; `workers` overrides the trace's worker count.
+///
+/// Utilisation W / (P · T) is at most 100 % for a consistent trace. When it
+/// would be more with the trace's own P (`otherData.workers`, else its row
+/// count), the trace is invalid (steps overlapping on a worker, or fewer
+/// workers recorded than ran steps): an error. When it would be more with P
+/// from `--workers`, that P is smaller than the workers busy at once: the
+/// utilisation is left out, with a note.
 pub fn analyze(trace: &Trace, file: &str, workers: Option<usize>) -> CliResult<Report> {
-    let p = workers.or(trace.workers).unwrap_or(trace.rows.len()).max(1);
+    let p = workers.or(trace.workers).unwrap_or(trace.rows.len());
+    if p == 0 {
+        return Err(CliError::Usage(format!("{file}: the trace has no worker and no row")));
+    }
     let (lo, hi) = trace.extent();
     let makespan = hi - lo;
     let mut groups: BTreeMap<&str, Group> = BTreeMap::new();
@@ -129,8 +143,33 @@ pub fn analyze(trace: &Trace, file: &str, workers: Option<usize>) -> CliResult<R
         Source::Herd => (
             busy_time(trace),
             None,
-            Some("a HERD_TRACE file has no dependencies: the critical path needs a herd-flow trace"),
+            Some(
+                "a HERD_TRACE file has no dependencies: the critical path needs a herd-flow trace"
+                    .to_string(),
+            ),
         ),
+    };
+    let mut note = note;
+    let utilisation = ratio(work, p as f64 * makespan);
+    let utilisation = match utilisation {
+        Some(u) if u > 1.0 + ROUNDING => {
+            if workers.is_none() {
+                return Err(CliError::Usage(format!(
+                    "{file}: invalid trace: its work W = {} is more than P × T = {p} × {} \
+                     (utilisation {:.1}%): events overlap on one worker, or the trace records \
+                     fewer workers ({p}) than were busy ({} rows)",
+                    ms(work * MS),
+                    ms(makespan * MS),
+                    u * 100.0,
+                    trace.rows.len()
+                )));
+            }
+            const NO_UTILISATION: &str =
+                "no utilisation: --workers is fewer than the workers busy at once in the trace";
+            note = Some(note.map_or(NO_UTILISATION.to_string(), |n| format!("{n}; {NO_UTILISATION}")));
+            None
+        }
+        u => u.map(|u| u.min(1.0)),
     };
     let groups = groups
         .into_iter()
@@ -147,7 +186,7 @@ pub fn analyze(trace: &Trace, file: &str, workers: Option<usize>) -> CliResult<R
         events: trace.spans.len(),
         work_ms: work * MS,
         makespan_ms: makespan * MS,
-        utilisation_pct: ratio(work, p as f64 * makespan).map(|u| u * 100.0),
+        utilisation_pct: utilisation.map(|u| u * 100.0),
         bound,
         note,
         groups,
@@ -183,20 +222,23 @@ fn bound(trace: &Trace, file: &str, work: f64, makespan: f64, p: usize) -> CliRe
 
 /// Time each row spends inside share or task spans (nested ones counted once).
 fn busy_time(trace: &Trace) -> f64 {
+    // (row, start, end), sorted by row then start: one pass per row.
+    let mut iv: Vec<(usize, f64, f64)> = trace
+        .spans
+        .iter()
+        .filter(|s| s.name == "share" || s.name == "task")
+        .map(|s| (s.row, s.start, s.end()))
+        .collect();
+    iv.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let mut total = 0.0;
-    for row in 0..trace.rows.len() {
-        let mut iv: Vec<(f64, f64)> = trace
-            .spans
-            .iter()
-            .filter(|s| s.row == row && (s.name == "share" || s.name == "task"))
-            .map(|s| (s.start, s.end()))
-            .collect();
-        iv.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut reach = f64::NEG_INFINITY;
-        for (a, b) in iv {
-            total += (b - a.max(reach)).max(0.0);
-            reach = reach.max(b);
+    let mut row = usize::MAX;
+    let mut reach = f64::NEG_INFINITY;
+    for (r, a, b) in iv {
+        if r != row {
+            (row, reach) = (r, f64::NEG_INFINITY);
         }
+        total += (b - a.max(reach)).max(0.0);
+        reach = reach.max(b);
     }
     total
 }
@@ -245,7 +287,7 @@ fn text(r: &Report) -> String {
         };
         out += &format!("critical path: {}\n", names.join(" → "));
     }
-    if let Some(n) = r.note {
+    if let Some(n) = &r.note {
         out += &format!("note: {n}\n");
     }
     out.push('\n');

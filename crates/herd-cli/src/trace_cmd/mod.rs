@@ -3,4 +3,6 @@
 
 pub mod analyze;
 pub mod model;
+#[cfg(test)]
+mod robustness;
 pub mod show;

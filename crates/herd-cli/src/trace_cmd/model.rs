@@ -100,9 +100,31 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> CliError {
 
 /// Reads and parses `path`.
 pub fn load(path: &Path) -> CliResult<Trace> {
-    let text = std::fs::read_to_string(path).map_err(|e| bad(path, format_args!("cannot read: {e}")))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| bad(path, format_args!("not JSON: {e}")))?;
-    parse(&v).map_err(|e| bad(path, e))
+    let bytes = std::fs::read(path).map_err(|e| bad(path, format_args!("cannot read: {e}")))?;
+    parse_bytes(&bytes).map_err(|e| bad(path, e))
+}
+
+/// Parses the bytes of a trace file; errors are plain messages.
+pub fn parse_bytes(bytes: &[u8]) -> Result<Trace, String> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    parse(&v)
+}
+
+/// The most workers `otherData.workers` may give (each gets a row).
+pub const MAX_WORKERS: u64 = 1 << 20;
+
+/// The largest timestamp or duration accepted, in µs (about 31,700 years):
+/// far past any clock, small enough that sums of them stay finite.
+pub const MAX_TIME_US: f64 = 1e18;
+
+/// An event as JSON for an error message, cut to a readable length.
+fn show(e: &Value) -> String {
+    const MAX: usize = 160;
+    let text = e.to_string();
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
 }
 
 /// Parses a trace document; errors are plain messages.
@@ -111,7 +133,19 @@ pub fn parse(v: &Value) -> Result<Trace, String> {
     let is_step = |e: &&Value| e["ph"] == "X" && e["cat"] == "step";
     let steps: Vec<&Value> = events.iter().filter(is_step).collect();
     let other = &v["otherData"];
-    let workers = other["workers"].as_u64().map(|n| n as usize);
+    let workers = match &other["workers"] {
+        Value::Null => None,
+        w => match w.as_u64() {
+            Some(n @ 1..=MAX_WORKERS) => Some(n as usize),
+            _ => {
+                return Err(format!(
+                    "otherData.workers is {}: expected the number of workers that ran the trace, \
+                     an integer from 1 to {MAX_WORKERS}",
+                    show(w)
+                ))
+            }
+        },
+    };
     if !steps.is_empty() {
         let mut trace = parse_flow(&steps, workers)?;
         trace.graph = other["graph"].as_str().map(str::to_string);
@@ -124,8 +158,15 @@ pub fn parse(v: &Value) -> Result<Trace, String> {
     Ok(Trace { workers, ..trace })
 }
 
+/// A time of `e` in µs: a number no larger than [`MAX_TIME_US`] in size.
 fn num(e: &Value, key: &str) -> Result<f64, String> {
-    e[key].as_f64().filter(|x| x.is_finite()).ok_or_else(|| format!("event without a numeric \"{key}\": {e}"))
+    match e[key].as_f64() {
+        Some(x) if x.abs() <= MAX_TIME_US => Ok(x),
+        Some(_) => {
+            Err(format!("event with \"{key}\" out of range (at most {MAX_TIME_US:e} µs): {}", show(e)))
+        }
+        None => Err(format!("event without a numeric \"{key}\": {}", show(e))),
+    }
 }
 
 fn parse_flow(events: &[&Value], workers: Option<usize>) -> Result<Trace, String> {
@@ -135,7 +176,7 @@ fn parse_flow(events: &[&Value], workers: Option<usize>) -> Result<Trace, String
     let mut index = HashMap::new();
     for e in events {
         let args = &e["args"];
-        let id = args["id"].as_u64().ok_or_else(|| format!("step without a numeric args.id: {e}"))?;
+        let id = args["id"].as_u64().ok_or_else(|| format!("step without a numeric args.id: {}", show(e)))?;
         let dur = num(e, "dur")?;
         if dur < 0.0 {
             return Err(format!("step {id} has a negative duration"));
@@ -157,9 +198,9 @@ fn parse_flow(events: &[&Value], workers: Option<usize>) -> Result<Trace, String
             Value::Null => Vec::new(),
             Value::Array(a) => a
                 .iter()
-                .map(|d| d.as_u64().ok_or_else(|| format!("step {id}: dep {d} is not a step id")))
+                .map(|d| d.as_u64().ok_or_else(|| format!("step {id}: dep {} is not a step id", show(d))))
                 .collect::<Result<_, _>>()?,
-            d => return Err(format!("step {id}: deps {d} is not an array")),
+            d => return Err(format!("step {id}: deps {} is not an array", show(d))),
         };
         if index.insert(id, steps.len()).is_some() {
             return Err(format!("step id {id} appears twice"));
@@ -206,7 +247,7 @@ fn parse_flow(events: &[&Value], workers: Option<usize>) -> Result<Trace, String
 
 /// `B`/`E` pairs per thread: an `E` closes the innermost open span of its
 /// name; an unmatched `E` is dropped; a span still open ends at the last
-/// timestamp of the trace.
+/// timestamp of the trace. An `E` earlier than its `B` is an error.
 fn parse_herd(events: &[Value]) -> Result<Trace, String> {
     let mut names: BTreeMap<u64, String> = BTreeMap::new();
     let mut open: BTreeMap<u64, Vec<(String, f64)>> = BTreeMap::new();
@@ -231,6 +272,12 @@ fn parse_herd(events: &[Value]) -> Result<Trace, String> {
                 last = last.max(ts);
                 let stack = open.entry(tid).or_default();
                 if let Some(k) = stack.iter().rposition(|(n, _)| n == name) {
+                    if let Some((n, start)) = stack[k..].iter().find(|(_, start)| *start > ts) {
+                        return Err(format!(
+                            "thread {tid}: span {n:?} begins at {start} µs but the \"E\" of {name:?} \
+                             that closes it is at {ts} µs, earlier"
+                        ));
+                    }
                     // Spans opened inside it end with it.
                     for (depth, (n, start)) in stack.drain(k..).enumerate().rev() {
                         closed.push((tid, n, start, ts, k + depth));

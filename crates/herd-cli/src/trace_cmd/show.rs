@@ -28,6 +28,19 @@ const ROW_PX: u32 = 26;
 const FRAME_PX: u32 = 130;
 /// Lane colour: what shows through where a worker is idle.
 const LANE: RGBColor = RGBColor(235, 235, 235);
+/// The most rows drawn (a chart about 53,000 pixels high); a trace with more
+/// is refused rather than drawn on gigabytes.
+pub const MAX_ROWS: usize = 2048;
+/// Row labels and legend entries longer than this many characters are cut.
+const MAX_LABEL: usize = 40;
+
+/// `s`, cut to [`MAX_LABEL`] characters.
+fn label(s: &str) -> String {
+    match s.char_indices().nth(MAX_LABEL) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s.to_string(),
+    }
+}
 
 /// Runs `herd trace show`.
 pub fn run(args: &ShowArgs) -> CliResult {
@@ -44,7 +57,10 @@ pub fn run(args: &ShowArgs) -> CliResult {
         e => e,
     })?;
     let title = title(&trace, &args.file);
-    draw(&trace, &title, &out, format, args.width)?;
+    draw(&trace, &title, &out, format, args.width).map_err(|e| match e {
+        CliError::Usage(m) => CliError::Usage(format!("{}: {m}", args.file.display())),
+        e => e,
+    })?;
     println!("wrote {}", out.display());
     Ok(())
 }
@@ -53,7 +69,7 @@ fn title(trace: &Trace, file: &Path) -> String {
     let name = file.file_name().map_or_else(|| file.display().to_string(), |n| n.to_string_lossy().into());
     let (lo, hi) = trace.extent();
     let what = match (&trace.source, &trace.graph) {
-        (Source::Flow, Some(g)) => format!("graph {g}, {} steps", trace.steps.len()),
+        (Source::Flow, Some(g)) => format!("graph {}, {} steps", label(g), trace.steps.len()),
         (Source::Flow, None) => format!("{} steps", trace.steps.len()),
         (Source::Herd, _) => format!("{} spans", trace.spans.len()),
     };
@@ -73,7 +89,18 @@ fn critical_steps(trace: &Trace) -> Vec<usize> {
     trace.critical_path().map(|cp| cp.nodes).unwrap_or_default()
 }
 
-fn draw(trace: &Trace, title: &str, path: &Path, format: Format, width: u32) -> CliResult {
+/// Draws the timeline of `trace` into `path`.
+pub(super) fn draw(trace: &Trace, title: &str, path: &Path, format: Format, width: u32) -> CliResult {
+    if trace.rows.is_empty() {
+        return Err(CliError::Usage("the trace has no row to draw".into()));
+    }
+    if trace.rows.len() > MAX_ROWS {
+        return Err(CliError::Usage(format!(
+            "{} rows (threads or workers) are too many to draw, at most {MAX_ROWS}; \
+             herd trace analyze reads any number",
+            trace.rows.len()
+        )));
+    }
     let size = (width, FRAME_PX + ROW_PX * trace.rows.len() as u32);
     crate::error::create_parent(path)?;
     let result = match format {
@@ -99,13 +126,15 @@ where
     const H: i32 = 100;
     let y_of = |r: usize, frac: f64| (n - 1 - r) as i32 * H + (frac * H as f64).round() as i32;
     let centres: Vec<i32> = (0..n).map(|r| y_of(r, 0.5)).collect();
-    let label_px = trace.rows.iter().map(|r| r.chars().count()).max().unwrap_or(0) as u32 * 7 + 12;
+    let label_px =
+        trace.rows.iter().map(|r| r.chars().count().min(MAX_LABEL + 1)).max().unwrap_or(0) as u32 * 7 + 12;
     let mut chart = ChartBuilder::on(&chart_area)
         .margin(10)
         .x_label_area_size(36)
         .y_label_area_size(label_px)
         .build_cartesian_2d(0.0..t_max, (0..n as i32 * H).with_key_points(centres))?;
-    let row_label = |y: &i32| trace.rows.get(n - 1 - (*y / H).clamp(0, n as i32 - 1) as usize).cloned();
+    let row_label =
+        |y: &i32| trace.rows.get(n - 1 - (*y / H).clamp(0, n as i32 - 1) as usize).map(|r| label(r));
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -134,8 +163,9 @@ where
     let mut x = 20;
     for (name, c) in &colours {
         legend_area.draw(&Rectangle::new([(x, 8), (x + 14, 22)], c.filled()))?;
-        legend_area.draw(&Text::new(name.to_string(), (x + 20, 8), (FONT_FAMILY, 14)))?;
-        x += 40 + 8 * name.chars().count() as i32;
+        let name = label(name);
+        legend_area.draw(&Text::new(name.clone(), (x + 20, 8), (FONT_FAMILY, 14)))?;
+        x = x.saturating_add(40 + 8 * name.chars().count() as i32);
     }
     if !on_path.is_empty() {
         legend_area.draw(&Rectangle::new([(x, 8), (x + 14, 22)], BLACK.stroke_width(2)))?;

@@ -14,20 +14,32 @@
 //! When `b` is pushed: run `a` (catching a panic), then take `b` back if
 //! nobody stole it (`Scheduler::reclaim`: exactly `b` from a shared queue,
 //! so that two joiners never swap continuations) and run it inline; otherwise wait on `b`'s latch, running other
-//! jobs meanwhile. If `a` panicked, `b` is not started if still local (or
-//! awaited if stolen) and the panic continues to the caller.
+//! jobs meanwhile.
+//!
+//! Panics follow Rayon: `b` always runs, even when `a` panicked (inline
+//! after `a`, or wherever it was stolen to, awaited), and only then does the
+//! panic continue to the caller; if both panic, `a`'s is the one that
+//! continues (`b`'s payload is dropped). The inline paths catch `a`'s panic
+//! too; catching costs nothing unless something panics.
 
 use super::registry::Registry;
 use super::worker::with_current;
 use crate::sched::{JobResult, Reclaim, Scheduler, StackJob};
 use crate::sync::SetLatch;
+use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results.
 ///
 /// Called from outside any pool, it runs on the global pool with the calling
-/// thread as the master. A panic in either closure reaches the caller after
-/// both have finished (or after `a`, if `b` had not started).
+/// thread as the master.
+///
+/// # Panics
+///
+/// As in Rayon: if `a` panics, `b` still runs (whether it was stolen by
+/// another participant or not), and the panic reaches the caller once both
+/// have finished. If only `b` panics, its panic reaches the caller after `a`
+/// has finished. If both panic, `a`'s panic is the one propagated.
 #[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
@@ -64,10 +76,22 @@ where
     RB: Send,
 {
     if reg.num_threads() == 1 || !reg.pending.none(slot) {
-        let ra = a();
+        let ra = match panic::catch_unwind(AssertUnwindSafe(a)) {
+            Ok(ra) => ra,
+            Err(p) => run_then_resume(b, p),
+        };
         return (ra, b());
     }
     join_split(reg, slot, a, b)
+}
+
+/// `a` panicked with `p`: run `b` (dropping a panic of its own), then go on
+/// with `a`'s panic.
+#[cold]
+#[inline(never)]
+fn run_then_resume<RB>(b: impl FnOnce() -> RB, p: Box<dyn Any + Send>) -> ! {
+    drop(panic::catch_unwind(AssertUnwindSafe(b)));
+    panic::resume_unwind(p)
 }
 
 #[inline(never)]
@@ -95,7 +119,7 @@ where
                 // Nobody stole `b`.
                 return match ra {
                     Ok(ra) => (ra, job_b.run_inline()),
-                    Err(p) => panic::resume_unwind(p),
+                    Err(p) => run_then_resume(|| job_b.run_inline(), p),
                 };
             }
             Reclaim::Other(other) => reg.run_job(slot, other),
@@ -115,7 +139,151 @@ where
 #[cfg(all(test, not(loom)))]
 mod tests {
     use crate::sync::counted;
-    use crate::{Pool, WaitPolicy};
+    use crate::{current_thread_index, Pool, Sched, WaitPolicy};
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// Waits (yielding) until `flag` is set; fails the test after 10 s
+    /// rather than hanging it.
+    fn wait_for(flag: &AtomicBool, what: &str) {
+        let start = Instant::now();
+        while !flag.load(Ordering::Acquire) {
+            assert!(start.elapsed() < Duration::from_secs(10), "{what} never happened");
+            std::thread::yield_now();
+        }
+    }
+
+    /// The panic message of a caught panic (`panic!("literal")` payloads).
+    fn message(p: Box<dyn std::any::Any + Send>) -> &'static str {
+        *p.downcast::<&'static str>().expect("a &'static str payload")
+    }
+
+    /// Runs `join(a, b)` on `pool`, `a` and `b` panicking as asked, and
+    /// returns the payload the caller caught and the participant `b` ran on
+    /// (`None` if `b` did not run). With `steal`, `a` waits until `b` has
+    /// started on another participant before finishing.
+    fn join_panics(
+        pool: &Pool,
+        a_panics: bool,
+        b_panics: bool,
+        steal: bool,
+    ) -> (Option<&'static str>, Option<usize>) {
+        let b_started = AtomicBool::new(false);
+        let b_ran_on = AtomicUsize::new(usize::MAX);
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.join(
+                || {
+                    if steal {
+                        wait_for(&b_started, "b stolen");
+                    }
+                    if a_panics {
+                        panic!("a");
+                    }
+                },
+                || {
+                    b_started.store(true, Ordering::Release);
+                    b_ran_on.store(current_thread_index().expect("in the pool"), Ordering::Relaxed);
+                    if b_panics {
+                        panic!("b");
+                    }
+                },
+            )
+        }));
+        let ran_on = b_ran_on.load(Ordering::Relaxed);
+        (r.err().map(message), (ran_on != usize::MAX).then_some(ran_on))
+    }
+
+    /// Not stolen (one participant: `b` runs inline after `a`): `b` runs
+    /// even when `a` panicked; `a`'s panic wins over `b`'s.
+    #[test]
+    fn panics_not_stolen_run_b_and_propagate_a() {
+        let pool = Pool::builder().num_threads(1).build().unwrap();
+        assert_eq!(join_panics(&pool, false, false, false), (None, Some(0)));
+        assert_eq!(join_panics(&pool, true, false, false), (Some("a"), Some(0)));
+        assert_eq!(join_panics(&pool, false, true, false), (Some("b"), Some(0)));
+        assert_eq!(join_panics(&pool, true, true, false), (Some("a"), Some(0)));
+        // The pool still works.
+        assert_eq!(pool.install(|| fib(15)), 610);
+    }
+
+    /// Stolen (`a` waits until `b` has started on the other participant):
+    /// the caller gets `a`'s panic after `b` finished; `b`'s alone otherwise.
+    /// On every scheduler.
+    #[test]
+    fn panics_stolen_wait_for_b_and_propagate_a() {
+        for sched in Sched::ALL {
+            let pool = Pool::builder().num_threads(2).scheduler(sched).build().unwrap();
+            for (a, b, want) in [
+                (false, false, None),
+                (true, false, Some("a")),
+                (false, true, Some("b")),
+                (true, true, Some("a")),
+            ] {
+                assert_eq!(
+                    join_panics(&pool, a, b, true),
+                    (want, Some(1)),
+                    "{sched}: a panics: {a}, b panics: {b}"
+                );
+            }
+            assert_eq!(pool.install(|| fib(15)), 610);
+        }
+    }
+
+    /// Split but not stolen (the only other participant is kept busy, so the
+    /// joiner takes `b` back itself): `b` runs after `a` panicked. On every
+    /// scheduler (each has its own `reclaim`).
+    #[test]
+    fn panics_split_and_reclaimed_run_b() {
+        for sched in Sched::ALL {
+            let pool = Pool::builder().num_threads(2).scheduler(sched).build().unwrap();
+            for (a_panics, b_panics, want) in [(true, false, "a"), (true, true, "a"), (false, true, "b")] {
+                let busy = AtomicBool::new(false);
+                let release = AtomicBool::new(false);
+                let inner = pool.join(
+                    || {
+                        // The other participant is inside the outer `b` now.
+                        wait_for(&busy, "outer b stolen");
+                        let (r, on) = join_panics_here(a_panics, b_panics);
+                        release.store(true, Ordering::Release);
+                        (r, on)
+                    },
+                    || {
+                        busy.store(true, Ordering::Release);
+                        wait_for(&release, "inner join done");
+                    },
+                );
+                assert_eq!(
+                    inner.0,
+                    (Some(want), Some(0)),
+                    "{sched}: a panics: {a_panics}, b panics: {b_panics}"
+                );
+            }
+            assert_eq!(pool.install(|| fib(15)), 610);
+        }
+    }
+
+    /// `join_panics` on the current pool, without stealing help.
+    fn join_panics_here(a_panics: bool, b_panics: bool) -> (Option<&'static str>, Option<usize>) {
+        let b_ran_on = AtomicUsize::new(usize::MAX);
+        let r = panic::catch_unwind(AssertUnwindSafe(|| {
+            super::join(
+                || {
+                    if a_panics {
+                        panic!("a");
+                    }
+                },
+                || {
+                    b_ran_on.store(current_thread_index().expect("in the pool"), Ordering::Relaxed);
+                    if b_panics {
+                        panic!("b");
+                    }
+                },
+            )
+        }));
+        let ran_on = b_ran_on.load(Ordering::Relaxed);
+        (r.err().map(message), (ran_on != usize::MAX).then_some(ran_on))
+    }
 
     fn fib(n: u64) -> u64 {
         if n < 2 {

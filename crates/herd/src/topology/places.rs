@@ -207,6 +207,18 @@ fn parse_abstract(s: &str) -> std::result::Result<PlacesSpec, String> {
         .ok_or_else(|| format!("{name:?} is not an abstract place name"))
 }
 
+/// The most PU numbers an explicit list may name in all (its places' sizes
+/// added up, intervals and replications expanded): far above any machine,
+/// low enough that `{0:4000000000}` is an error rather than gigabytes.
+const MAX_PUS: usize = 1 << 20;
+
+/// `start + k * stride` as a PU number, or `Err` with the value reached if
+/// that is negative or past `u32::MAX` (computed in `i128`: no overflow).
+fn shift(start: u32, k: i64, stride: i64) -> std::result::Result<u32, i128> {
+    let pu = i128::from(start) + i128::from(k) * i128::from(stride);
+    u32::try_from(pu).map_err(|_| pu)
+}
+
 /// Recursive-descent parser for explicit place lists. Places are kept as
 /// sorted, deduplicated sets of OS PU numbers.
 struct Parser<'a> {
@@ -302,9 +314,13 @@ impl Parser<'_> {
             return Ok(());
         }
         let (len, stride) = self.len_stride()?;
+        if place.len().saturating_add(len as usize) > MAX_PUS {
+            return Err(format!(
+                "the interval {start}:{len}:{stride} makes the place name more than {MAX_PUS} PUs"
+            ));
+        }
         for k in 0..i64::from(len) {
-            let pu = i64::from(start) + k * stride;
-            let pu = u32::try_from(pu).map_err(|_| {
+            let pu = shift(start, k, stride).map_err(|pu| {
                 format!("the interval {start}:{len}:{stride} reaches PU {pu}, which does not exist")
             })?;
             place.push(pu);
@@ -340,6 +356,8 @@ impl Parser<'_> {
 
     fn place_list(&mut self) -> PResult<Vec<Vec<u32>>> {
         let mut list: Vec<Vec<u32>> = Vec::new();
+        // PU numbers named by `list`, all places added up (at most MAX_PUS).
+        let mut named = 0usize;
         loop {
             let at = self.pos;
             let negate = self.eat(b'!');
@@ -354,7 +372,7 @@ impl Parser<'_> {
                 }
                 match list.iter().position(|p| *p == place) {
                     Some(i) => {
-                        list.remove(i);
+                        named -= list.remove(i).len();
                     }
                     None => {
                         return Err(format!("!{place:?} excludes a place that is not in the list before it"))
@@ -362,16 +380,21 @@ impl Parser<'_> {
                 }
             } else {
                 let (len, stride) = self.len_stride()?;
+                if named.saturating_add(place.len().saturating_mul(len as usize)) > MAX_PUS {
+                    return Err(format!(
+                        "replicating the place {place:?} {len} times makes the list name more than {MAX_PUS} PUs"
+                    ));
+                }
                 for k in 0..i64::from(len) {
                     let shifted = place
                         .iter()
                         .map(|&p| {
-                            let q = i64::from(p) + k * stride;
-                            u32::try_from(q).map_err(|_| {
+                            shift(p, k, stride).map_err(|q| {
                                 format!("replicating the place {place:?} {len} times with stride {stride} reaches PU {q}, which does not exist")
                             })
                         })
                         .collect::<PResult<Vec<u32>>>()?;
+                    named += shifted.len();
                     list.push(shifted);
                 }
             }
