@@ -68,7 +68,9 @@ bench: build
 # ThreadSanitizer on the runtime's tests (nightly).
 # tsan-suppressions.txt silences only crossbeam-deque's documented benign
 # speculative slot read (see the file).
-tsan:
+tsan: deps
+	@rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' || \
+	  rustup component add rust-src --toolchain nightly
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tsan-suppressions.txt" \
 	RUSTFLAGS="-Zsanitizer=thread --cfg herd_tsan" RUSTDOCFLAGS="-Zsanitizer=thread" \
 	  $(CARGO) +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu -p herd -p herd-omp -p herd-flow --target-dir target/tsan --tests
