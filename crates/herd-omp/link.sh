@@ -9,8 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
 OUT=${CARGO_TARGET_DIR:-target}/release
+# The static library is built with the `omp` profile (release + fat LTO, one
+# codegen unit; see Cargo.toml); the shared libraries go to $OUT.
+LIB=${CARGO_TARGET_DIR:-target}/omp/libherd_omp.a
+mkdir -p "$OUT"
 # Compiling the static library also prints the native libraries it needs.
-libs=$($CARGO rustc -q -p herd-omp --release --lib --crate-type staticlib -- --print native-static-libs 2>&1 |
+libs=$($CARGO rustc -q -p herd-omp --profile omp --lib --crate-type staticlib -- --print native-static-libs 2>&1 |
   sed -n 's/.*native-static-libs: //p' | tail -1)
 if [ -z "$libs" ]; then
   # Already up to date: cargo printed nothing; use the known set.
@@ -19,7 +23,7 @@ fi
 map=crates/herd-omp/libgomp.map
 link() { # $1 output, $2 soname
   gcc -shared -o "$1" -Wl,-soname,"$2" -Wl,--version-script="$map" -Wl,--gc-sections \
-    -Wl,--whole-archive "$OUT/libherd_omp.a" -Wl,--no-whole-archive $libs
+    -Wl,--whole-archive "$LIB" -Wl,--no-whole-archive $libs
 }
 link "$OUT/libherd_omp.so.tmp" libherd_omp.so && mv "$OUT/libherd_omp.so.tmp" "$OUT/libherd_omp.so"
 mkdir -p "$OUT/gomp"

@@ -101,33 +101,41 @@ pub(crate) fn parallel(
         child.nthreads = g.nthreads_at(level + 1, icv.nthreads);
         child.bind = g.bind_at(level + 1, icv.bind);
         let spec = Spec { f, data, first, child };
-        if n == 1 {
-            run_serialized(ts, &spec, Nesting { level: level + 1, active });
-            return;
-        }
         let at = Nesting { level: level + 1, active: active + 1 };
-        // A thread outside every herd pool (the initial thread, also inside
-        // serialized regions, or any user thread) leads from the root pool;
-        // a member of a running team leads a nested team from its own pool.
-        // A root pool busy with another thread's region: this thread leads
-        // its team from its own pool, as libgomp gives each thread a team.
-        if herd::current_thread_index().is_none() {
-            let root = runtime::root(n);
-            // Fewer threads when the process could not start more.
-            let n = n.min(root.pool.num_threads());
-            if n == 1 {
-                run_serialized(ts, &spec, Nesting { level: level + 1, active });
-                return;
-            }
-            if herd::rt::try_enter(&root.pool, || run_team(ts, root, n, &spec, at)).is_ok() {
-                return;
-            }
-        }
-        match runtime::nested_root(n, runtime::nested_passive(demand(outer, n))) {
-            Some(pool) => run_team(ts, &pool, n, &spec, at),
-            None => run_serialized(ts, &spec, Nesting { level: level + 1, active }),
+        if n == 1 || !lead(ts, outer, n, &spec, at) {
+            run_serialized(ts, &spec, Nesting { level: level + 1, active });
         }
     })
+}
+
+/// Runs an active region of `n > 1` members led by the calling thread;
+/// false when no threads could be had for it (the caller serializes it).
+///
+/// A thread outside every herd pool (the initial thread, also inside
+/// serialized regions, or any user thread) leads from the root pool; a
+/// member of a running team leads a nested team from a pool lent to it. A
+/// root pool busy with another thread's region: this thread leads its team
+/// from a lent pool, as libgomp gives each thread a team.
+#[inline(never)]
+fn lead(ts: &ThreadState, outer: Option<&Team>, n: usize, spec: &Spec, at: Nesting) -> bool {
+    if herd::current_thread_index().is_none() {
+        let root = runtime::root(n);
+        // Fewer threads when the process could not start more.
+        let n = n.min(root.pool.num_threads());
+        if n == 1 {
+            return false;
+        }
+        if herd::rt::try_enter(&root.pool, || run_team(ts, root, n, spec, at)).is_ok() {
+            return true;
+        }
+    }
+    match runtime::nested_root(n, runtime::nested_passive(demand(outer, n))) {
+        Some(pool) => {
+            run_team(ts, &pool, n, spec, at);
+            true
+        }
+        None => false,
+    }
 }
 
 /// Threads a region of `n` adds to its enclosing active teams: the product

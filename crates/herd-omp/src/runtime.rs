@@ -183,6 +183,7 @@ fn grow_root(n: usize) -> &'static Root {
 }
 
 /// Says, once per process, that a team gets fewer threads than it asked for.
+#[cold]
 pub(crate) fn warn_fewer(why: &str, given: usize) {
     static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !SAID.swap(true, Ordering::Relaxed) {
