@@ -290,8 +290,10 @@ impl Registry {
         }
     }
 
-    /// The last check of a throttled participant before sleeping: a
-
+    /// The last check of a throttled participant before sleeping: whether
+    /// its rank is now below its shepherd's active limit (read with the
+    /// conditional-wake `Observe`, so that a limit raised while it was
+    /// deciding to sleep is seen and it goes back to work).
     #[cold]
     fn unthrottled_now(&self, slot: Option<usize>) -> bool {
         slot.is_some_and(|s| self.shepherds.rank[s] < self.limits[self.shepherds.of[s]].observe(true))
