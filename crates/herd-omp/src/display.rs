@@ -44,3 +44,22 @@ fn herd_settings(cfg: &herd::Config, monitor: Option<&herd::throttle::Monitor>, 
     }
     s
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::herd_settings;
+
+    fn with_throttle(t: herd::Throttle) -> String {
+        let cfg = herd::Config { throttle: Some(t), ..herd::Config::default() };
+        herd_settings(&cfg, None, false)
+    }
+
+    #[test]
+    fn the_report_names_the_throttle_setting() {
+        assert!(with_throttle(herd::Throttle::Auto).contains("throttle auto"));
+        assert!(with_throttle(herd::Throttle::Fixed(3)).contains("at most 3 active per shepherd"));
+        assert!(with_throttle(herd::Throttle::Off).contains("throttle off"));
+        let cfg = herd::Config { steal_chunk: Some(7), ..herd::Config::default() };
+        assert!(herd_settings(&cfg, None, false).contains("steal chunk 7 (HERD_STEAL_CHUNK)"));
+    }
+}
