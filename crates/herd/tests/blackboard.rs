@@ -132,7 +132,17 @@ fn pool_reports_and_stops_promptly(name: &str, words: &[&str]) {
         for word in words {
             assert!(w.contains(word), "{w:?} lacks {word:?}");
         }
-        let st = pool.monitor().unwrap().state();
+        // The warning comes from the monitor's first attempt to open the
+        // blackboard, which can precede its first finished epoch (seen
+        // under ThreadSanitizer): wait for one.
+        let t = Instant::now();
+        let st = loop {
+            let st = pool.monitor().unwrap().state();
+            if st.epochs > 0 || t.elapsed() > Duration::from_secs(5) {
+                break st;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
         assert!(st.epochs > 0 && st.blackboard.is_none(), "{st:?}");
         // Work still runs.
         assert_eq!(
