@@ -387,21 +387,6 @@ pub extern "C" fn omp_get_team_num() -> c_int {
     0
 }
 
-#[no_mangle]
-pub extern "C" fn omp_get_max_teams() -> c_int {
-    1
-}
-
-#[no_mangle]
-pub extern "C" fn omp_set_num_teams(_n: c_int) {}
-
-#[no_mangle]
-pub extern "C" fn omp_get_teams_thread_limit() -> c_int {
-    omp_get_thread_limit()
-}
-
-#[no_mangle]
-pub extern "C" fn omp_set_teams_thread_limit(_n: c_int) {}
 
 /// Nothing to pause: herd's idle workers already sleep. Returns 0 (success).
 #[no_mangle]

@@ -30,6 +30,8 @@
 //! | `OMP_CANCELLATION` | `true\|false` | `bool` |
 //! | `OMP_MAX_ACTIVE_LEVELS` | non-negative integer | `usize` |
 //! | `OMP_THREAD_LIMIT` | positive integer | `usize` |
+//! | `OMP_NUM_TEAMS` | positive integer | `usize` |
+//! | `OMP_TEAMS_THREAD_LIMIT` | positive integer | `usize` |
 //! | `OMP_MAX_TASK_PRIORITY` | non-negative integer up to 2147483647 (an `int`) | `i32` |
 //! | `OMP_DEFAULT_DEVICE` | non-negative integer up to 2147483647 (an `int`) | `i32` |
 //! | `OMP_STACKSIZE` | `<n>[B\|K\|M\|G]`, unit case-insensitive, default K (KiB): `512K`, `4 M`, `8192` | bytes, `u64` |
@@ -104,6 +106,10 @@ pub const CANCELLATION: &str = "OMP_CANCELLATION";
 pub const MAX_ACTIVE_LEVELS: &str = "OMP_MAX_ACTIVE_LEVELS";
 /// `OMP_THREAD_LIMIT`
 pub const THREAD_LIMIT: &str = "OMP_THREAD_LIMIT";
+/// `OMP_NUM_TEAMS`
+pub const NUM_TEAMS: &str = "OMP_NUM_TEAMS";
+/// `OMP_TEAMS_THREAD_LIMIT`
+pub const TEAMS_THREAD_LIMIT: &str = "OMP_TEAMS_THREAD_LIMIT";
 /// `OMP_MAX_TASK_PRIORITY`
 pub const MAX_TASK_PRIORITY: &str = "OMP_MAX_TASK_PRIORITY";
 /// `OMP_DEFAULT_DEVICE`
@@ -128,6 +134,8 @@ pub const VARS: &[&str] = &[
     CANCELLATION,
     MAX_ACTIVE_LEVELS,
     THREAD_LIMIT,
+    NUM_TEAMS,
+    TEAMS_THREAD_LIMIT,
     MAX_TASK_PRIORITY,
     DEFAULT_DEVICE,
     STACKSIZE,
@@ -161,6 +169,8 @@ const PROC_BIND_FORMS: &str = "true, false, or a comma-separated list of primary
 const BOOL_FORMS: &str = "one of true, false (case-insensitive)";
 const MAX_ACTIVE_LEVELS_FORMS: &str = "a non-negative integer (the most nested active parallel levels)";
 const THREAD_LIMIT_FORMS: &str = "a positive integer (the most threads in the program)";
+const NUM_TEAMS_FORMS: &str = "a positive integer (the most teams a teams construct creates)";
+const TEAMS_THREAD_LIMIT_FORMS: &str = "a positive integer (the most threads of each team a teams construct creates)";
 const MAX_TASK_PRIORITY_FORMS: &str = "a non-negative integer up to 2147483647";
 const DEFAULT_DEVICE_FORMS: &str = "a non-negative integer up to 2147483647 (a device number)";
 const STACKSIZE_FORMS: &str = "a positive size <n>[B|K|M|G] (unit case-insensitive, default K = KiB; \
@@ -325,6 +335,10 @@ pub struct OmpEnv {
     pub max_active_levels: Option<usize>,
     /// `OMP_THREAD_LIMIT`: at least 1.
     pub thread_limit: Option<usize>,
+    /// `OMP_NUM_TEAMS`: at least 1.
+    pub num_teams: Option<usize>,
+    /// `OMP_TEAMS_THREAD_LIMIT`: at least 1.
+    pub teams_thread_limit: Option<usize>,
     /// `OMP_MAX_TASK_PRIORITY`: non-negative.
     pub max_task_priority: Option<i32>,
     /// `OMP_DEFAULT_DEVICE`: non-negative.
@@ -383,6 +397,10 @@ pub fn parse_all(lookup: impl Fn(&str) -> Option<String>) -> (OmpEnv, Vec<EnvErr
             unsigned(MAX_ACTIVE_LEVELS, raw, v, 0, MAX_ACTIVE_LEVELS_FORMS)
         }),
         thread_limit: r.read(THREAD_LIMIT, |raw, v| unsigned(THREAD_LIMIT, raw, v, 1, THREAD_LIMIT_FORMS)),
+        num_teams: r.read(NUM_TEAMS, |raw, v| unsigned(NUM_TEAMS, raw, v, 1, NUM_TEAMS_FORMS)),
+        teams_thread_limit: r.read(TEAMS_THREAD_LIMIT, |raw, v| {
+            unsigned(TEAMS_THREAD_LIMIT, raw, v, 1, TEAMS_THREAD_LIMIT_FORMS)
+        }),
         max_task_priority: r.read(MAX_TASK_PRIORITY, |raw, v| {
             unsigned(MAX_TASK_PRIORITY, raw, v, 0, MAX_TASK_PRIORITY_FORMS)
         }),
@@ -707,6 +725,8 @@ impl DisplayIcvs {
             stacksize: omp.stacksize.unwrap_or(d.stacksize),
             wait_policy: omp.wait_policy.unwrap_or(d.wait_policy),
             thread_limit: omp.thread_limit.map_or(d.thread_limit, |n| (n as u64).min(UNLIMITED_THREADS)),
+            num_teams: omp.num_teams.map_or(d.num_teams, |n| (n as u64).min(i32::MAX as u64)),
+            teams_thread_limit: omp.teams_thread_limit.map_or(d.teams_thread_limit, |n| (n as u64).min(i32::MAX as u64)),
             max_active_levels: max_active_levels.min(SUPPORTED_ACTIVE_LEVELS),
             cancellation: omp.cancellation.unwrap_or(d.cancellation),
             default_device: omp.default_device.unwrap_or(d.default_device),
@@ -1113,6 +1133,17 @@ mod tests {
         assert_eq!(one(MAX_TASK_PRIORITY, "2147483647").max_task_priority, Some(i32::MAX));
         assert_eq!(one(DEFAULT_DEVICE, "0").default_device, Some(0));
         assert_eq!(one(DEFAULT_DEVICE, "3").default_device, Some(3));
+    }
+
+    #[test]
+    fn teams_icvs() {
+        assert_eq!(one(NUM_TEAMS, "4").num_teams, Some(4));
+        assert_eq!(one(TEAMS_THREAD_LIMIT, " 6 ").teams_thread_limit, Some(6));
+        invalid(NUM_TEAMS, "0", NUM_TEAMS_FORMS);
+        invalid(NUM_TEAMS, "many", NUM_TEAMS_FORMS);
+        invalid(TEAMS_THREAD_LIMIT, "0", TEAMS_THREAD_LIMIT_FORMS);
+        let d = DisplayIcvs::from_omp(&OmpEnv { num_teams: Some(4), teams_thread_limit: Some(6), ..OmpEnv::default() }, 2);
+        assert_eq!((d.num_teams, d.teams_thread_limit), (4, 6));
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod settings;
 mod sync;
 mod task;
 mod team;
+mod teams;
 mod thread;
 mod unsupported;
 mod wait;

@@ -22,7 +22,7 @@ fn forms(var: &str) -> &'static str {
         "OMP_PLACES" => "threads|cores|ll_caches|sockets|numa_domains",
         "OMP_DYNAMIC" | "OMP_NESTED" | "OMP_CANCELLATION" => "one of true, false",
         "OMP_MAX_ACTIVE_LEVELS" => "a non-negative integer",
-        "OMP_THREAD_LIMIT" => "a positive integer",
+        "OMP_THREAD_LIMIT" | "OMP_NUM_TEAMS" | "OMP_TEAMS_THREAD_LIMIT" => "a positive integer",
         "OMP_MAX_TASK_PRIORITY" | "OMP_DEFAULT_DEVICE" => "a non-negative integer up to 2147483647",
         "OMP_STACKSIZE" => "a positive size <n>[B|K|M|G]",
         "OMP_WAIT_POLICY" => "one of active, passive",
