@@ -93,9 +93,7 @@ impl CliError {
             | CliError::Json(_)
             | CliError::Plot { .. }
             | CliError::Verify(_)
-            | CliError::Failed(_) => {
-                status::FAILURE
-            }
+            | CliError::Failed(_) => status::FAILURE,
         }
     }
 }

@@ -220,8 +220,12 @@ fn library() -> CliResult<PathBuf> {
         return Ok(lib);
     }
     Err(match std::env::var_os(LIB_VAR).filter(|v| !v.is_empty()) {
-        Some(_) => CliError::Usage(format!("{LIB_VAR} names {}, which is not a file: {BUILD_HINT}", lib.display())),
-        None => CliError::Failed(format!("herd's OpenMP library {} does not exist: {BUILD_HINT}", lib.display())),
+        Some(_) => {
+            CliError::Usage(format!("{LIB_VAR} names {}, which is not a file: {BUILD_HINT}", lib.display()))
+        }
+        None => {
+            CliError::Failed(format!("herd's OpenMP library {} does not exist: {BUILD_HINT}", lib.display()))
+        }
     })
 }
 
@@ -231,7 +235,8 @@ fn gomp_dir(lib: &Path) -> CliResult<PathBuf> {
     if dir.join(GOMP_NAME).is_file() {
         return Ok(dir);
     }
-    let msg = format!("--replace needs {}, which does not exist: {BUILD_HINT}", dir.join(GOMP_NAME).display());
+    let msg =
+        format!("--replace needs {}, which does not exist: {BUILD_HINT}", dir.join(GOMP_NAME).display());
     // Named by the user (HERD_OMP_LIB): bad input; else herd is not built.
     Err(match std::env::var_os(LIB_VAR).filter(|v| !v.is_empty()) {
         Some(_) => CliError::Usage(msg),

@@ -170,7 +170,8 @@ const BOOL_FORMS: &str = "one of true, false (case-insensitive)";
 const MAX_ACTIVE_LEVELS_FORMS: &str = "a non-negative integer (the most nested active parallel levels)";
 const THREAD_LIMIT_FORMS: &str = "a positive integer (the most threads in the program)";
 const NUM_TEAMS_FORMS: &str = "a positive integer (the most teams a teams construct creates)";
-const TEAMS_THREAD_LIMIT_FORMS: &str = "a positive integer (the most threads of each team a teams construct creates)";
+const TEAMS_THREAD_LIMIT_FORMS: &str =
+    "a positive integer (the most threads of each team a teams construct creates)";
 const MAX_TASK_PRIORITY_FORMS: &str = "a non-negative integer up to 2147483647";
 const DEFAULT_DEVICE_FORMS: &str = "a non-negative integer up to 2147483647 (a device number)";
 const STACKSIZE_FORMS: &str = "a positive size <n>[B|K|M|G] (unit case-insensitive, default K = KiB; \
@@ -726,7 +727,9 @@ impl DisplayIcvs {
             wait_policy: omp.wait_policy.unwrap_or(d.wait_policy),
             thread_limit: omp.thread_limit.map_or(d.thread_limit, |n| (n as u64).min(UNLIMITED_THREADS)),
             num_teams: omp.num_teams.map_or(d.num_teams, |n| (n as u64).min(i32::MAX as u64)),
-            teams_thread_limit: omp.teams_thread_limit.map_or(d.teams_thread_limit, |n| (n as u64).min(i32::MAX as u64)),
+            teams_thread_limit: omp
+                .teams_thread_limit
+                .map_or(d.teams_thread_limit, |n| (n as u64).min(i32::MAX as u64)),
             max_active_levels: max_active_levels.min(SUPPORTED_ACTIVE_LEVELS),
             cancellation: omp.cancellation.unwrap_or(d.cancellation),
             default_device: omp.default_device.unwrap_or(d.default_device),
@@ -1142,7 +1145,10 @@ mod tests {
         invalid(NUM_TEAMS, "0", NUM_TEAMS_FORMS);
         invalid(NUM_TEAMS, "many", NUM_TEAMS_FORMS);
         invalid(TEAMS_THREAD_LIMIT, "0", TEAMS_THREAD_LIMIT_FORMS);
-        let d = DisplayIcvs::from_omp(&OmpEnv { num_teams: Some(4), teams_thread_limit: Some(6), ..OmpEnv::default() }, 2);
+        let d = DisplayIcvs::from_omp(
+            &OmpEnv { num_teams: Some(4), teams_thread_limit: Some(6), ..OmpEnv::default() },
+            2,
+        );
         assert_eq!((d.num_teams, d.teams_thread_limit), (4, 6));
     }
 
