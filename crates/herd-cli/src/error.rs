@@ -66,9 +66,6 @@ pub enum CliError {
     /// A parallel result differs from the serial one.
     #[error("verification failed: {0}")]
     Verify(String),
-    /// The request needs more than the machine has (memory, threads).
-    #[error("{0}")]
-    Limit(String),
     /// The command could not do its work for a reason that is not the
     /// input's: a system file unreadable, herd's library not built, a
     /// shared-memory name held by someone else.
@@ -88,7 +85,6 @@ impl CliError {
                 herd::Error::Topology(_) | herd::Error::Bind { .. } => status::FAILURE,
             },
             CliError::Usage(_) => status::USAGE,
-            CliError::Limit(_) => status::LIMIT,
             CliError::Write { .. }
             | CliError::Json(_)
             | CliError::Plot { .. }
@@ -96,48 +92,6 @@ impl CliError {
             | CliError::Failed(_) => status::FAILURE,
         }
     }
-}
-
-/// `MemAvailable` of `/proc/meminfo`, in bytes; `None` where unknown.
-pub fn mem_available() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = info
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    Some(kib.saturating_mul(1024))
-}
-
-/// Fails with [`CliError::Limit`] when `need` bytes (what: `what`) exceed
-/// `MemAvailable`, naming both; passes where `MemAvailable` is unknown.
-pub fn check_memory(what: &str, need: u128) -> Result<(), CliError> {
-    match mem_available() {
-        Some(avail) if need > u128::from(avail) => Err(CliError::Limit(format!(
-            "{what} needs about {} ({need} bytes) of memory, but MemAvailable is {} ({avail} bytes, \
-             /proc/meminfo)",
-            bytes(need),
-            bytes(u128::from(avail))
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// `b` bytes for a human.
-pub fn bytes(b: u128) -> String {
-    const UNITS: [&str; 7] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"];
-    if b < 1024 {
-        return format!("{b} bytes");
-    }
-    let mut v = b as f64 / 1024.0;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
 }
 
 /// A clap parser of a `usize` option within `range`.

@@ -1,11 +1,12 @@
 //! `herd la potrf`: tiled Cholesky on herd-flow, against faer's parallel
 //! Cholesky in the same run.
 
-use crate::error::{check_memory, usize_in, CliError};
+use crate::error::{usize_in, CliError};
 use crate::table::Table;
 use crate::timing::median;
 use crate::CliResult;
 use faer::{Mat, Par};
+use herd::limits::check_memory;
 use herd_la::{potrf_flops, potrf_flow, random_spd, residual, Backend, TiledMatrix};
 use std::path::PathBuf;
 use std::sync::Arc;

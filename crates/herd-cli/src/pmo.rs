@@ -7,13 +7,14 @@
 //! averaged over trials with every cache flushed before each timed trial, and
 //! derive PMO, PCE and the speed relative to LJ.
 
-use crate::error::{bytes, check_memory, usize_in, write_file, CliError};
+use crate::error::{usize_in, write_file, CliError};
 use crate::plot::{self, Panel, Series};
 use crate::table::Table;
 use crate::timing::{mean, micros, time};
 use crate::CliResult;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
+use herd::limits::{bytes, check_memory};
 use herd::measure::{mean_timing, Measures};
 use herd::{Dispatch, Pool, PoolInfo};
 use serde::Serialize;
@@ -207,7 +208,7 @@ fn memory_what(threads: usize, flush: u64, sizes: &[usize], k: usize) -> String 
     let n = sizes.iter().copied().max().unwrap_or(0);
     format!(
         "herd pmo with {threads} participant(s) ({threads} cache-flush buffer(s) of {}) and N up to {n}, K = {k}",
-        bytes(u128::from(flush))
+        bytes(flush)
     )
 }
 

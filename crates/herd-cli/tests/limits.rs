@@ -39,18 +39,6 @@ fn read_u64(path: &str) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-fn mem_available() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = info
-        .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
-
 #[test]
 fn la_potrf_sizes_below_the_minimum_are_usage_errors() {
     for n in ["0", "1", "31"] {
@@ -63,7 +51,7 @@ fn la_potrf_sizes_below_the_minimum_are_usage_errors() {
 
 #[test]
 fn la_potrf_larger_than_memory_is_a_limit_error() {
-    if mem_available().is_none() {
+    if herd::limits::mem_available().is_none() {
         eprintln!("no MemAvailable: skipped");
         return;
     }
@@ -81,7 +69,7 @@ fn la_potrf_larger_than_memory_is_a_limit_error() {
 /// is raised where the machine has the memory for 500.
 #[test]
 fn pmo_flush_buffers_beyond_memory_are_a_limit_error() {
-    let Some(avail) = mem_available() else {
+    let Some(avail) = herd::limits::mem_available() else {
         eprintln!("no MemAvailable: skipped");
         return;
     };

@@ -32,6 +32,11 @@ mod block;
 pub mod config;
 mod error;
 pub mod measure;
+/// Memory checks for callers that size their work up front; the thread
+/// limits are checked by [`PoolBuilder::build`] itself.
+pub mod limits {
+    pub use crate::pool::limits::{bytes, check_memory, mem_available};
+}
 pub mod partition;
 pub mod placement;
 mod pool;

@@ -112,8 +112,9 @@ pub(crate) fn spawn_hint(e: &std::io::Error) -> String {
 }
 
 /// `b` bytes for a human.
-pub(crate) fn bytes(b: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+pub fn bytes(b: impl Into<u128>) -> String {
+    const UNITS: [&str; 7] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"];
+    let b: u128 = b.into();
     if b < 1024 {
         return format!("{b} B");
     }
@@ -124,6 +125,30 @@ pub(crate) fn bytes(b: u64) -> String {
         unit += 1;
     }
     format!("{v:.1} {}", UNITS[unit])
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes; `None` where unknown.
+pub fn mem_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    field(&meminfo, "MemAvailable:").map(|kib| kib.saturating_mul(1024))
+}
+
+/// Fails with [`Error::Limit`] when `need` bytes (for `what`) exceed
+/// `MemAvailable`, naming both; passes where `MemAvailable` is unknown. For
+/// callers that size a computation up front (`herd la`, `herd pmo`).
+pub fn check_memory(what: &str, need: u128) -> Result<()> {
+    match mem_available() {
+        Some(avail) if need > u128::from(avail) => Err(Error::Limit {
+            limit: "MemAvailable".into(),
+            message: format!(
+                "{what} needs about {} ({need} bytes) of memory, but MemAvailable is {} ({avail} bytes, \
+                 /proc/meminfo)",
+                bytes(need),
+                bytes(avail)
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 impl Readings {
@@ -164,7 +189,7 @@ impl Readings {
             maps,
             address_space,
             commit,
-            mem_available: field(&meminfo, "MemAvailable:").map(|kib| kib * 1024),
+            mem_available: field(&meminfo, "MemAvailable:").map(|kib| kib.saturating_mul(1024)),
         }
     }
 

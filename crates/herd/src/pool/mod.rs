@@ -10,7 +10,7 @@ mod builder;
 mod idle;
 mod info;
 mod join;
-mod limits;
+pub(crate) mod limits;
 mod loops;
 mod master;
 mod port;
