@@ -27,6 +27,9 @@ pub(crate) struct Runtime {
     pub global: Global,
     pub herd: herd::Config,
     pub omp: crate::env::OmpEnv,
+    /// The PUs the process may run on, read at start-up (before any pool
+    /// pins a thread: a pinned thread's own mask says 1).
+    pub pus: usize,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -62,7 +65,8 @@ fn init() -> Result<Runtime, String> {
         herd.stack_size = Some(default_stack());
     }
     let global = crate::settings::global_from(&omp, &herd);
-    Ok(Runtime { global, herd, omp })
+    let pus = std::thread::available_parallelism().map_or(1, |p| p.get());
+    Ok(Runtime { global, herd, omp, pus })
 }
 
 /// The default worker stack: the soft stack rlimit when it is finite (as
@@ -194,7 +198,7 @@ pub(crate) fn warn_fewer(why: &str, given: usize) {
 /// The next root size after `old` participants: doubled, but not past the
 /// usable PUs unless already there.
 fn grown(old: usize) -> usize {
-    let pus = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let pus = runtime().pus;
     if old >= pus {
         2 * old
     } else {
@@ -247,9 +251,8 @@ impl Drop for Nested {
 /// participants: spinning members of four teams on two cores would take each
 /// other's time slices.)
 pub(crate) fn nested_passive(demand: usize) -> bool {
-    static PUS: OnceLock<usize> = OnceLock::new();
-    let pus = *PUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
-    demand > pus && runtime().herd.wait.is_none()
+    let rt = runtime();
+    demand > rt.pus && rt.herd.wait.is_none()
 }
 
 /// A pool for a nested region of `n` members, led by the calling thread,
