@@ -461,8 +461,8 @@ mod tests {
 
     #[test]
     fn sizes_for_humans() {
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(32 << 10), "32.0 KiB");
-        assert_eq!(bytes(3 << 30), "3.0 GiB");
+        assert_eq!(bytes(512u64), "512 B");
+        assert_eq!(bytes(32u64 << 10), "32.0 KiB");
+        assert_eq!(bytes(3u64 << 30), "3.0 GiB");
     }
 }
