@@ -1,0 +1,357 @@
+//! Explicit tasks: `GOMP_task` (deferred or included, `final`, `if`,
+//! dependences), `taskwait`, `taskgroup`, `taskyield`, `taskloop`.
+//!
+//! **Deferred tasks** are herd jobs: pushed on the creating member's deque
+//! (`herd::rt::push`), so idle members steal them and members waiting in a
+//! barrier, taskwait or taskgroup run them. A task is *included* (run at once
+//! on the encountering thread) when its `if` clause is false, it is final or
+//! inside a final task, the team has one thread, or — lazy task creation, as
+//! herd's `join` — when it has no dependences and its creator already has
+//! enough queued and nobody is taking from it (see `should_defer`; an OpenMP
+//! runtime may run any task immediately).
+//!
+//! **Counting.** `refs` = 1 (the task itself, until it finishes) + its
+//! unfinished children. `taskwait` waits for `refs == 1`. A finishing child
+//! drops its parent's reference as its last access to the parent and wakes
+//! the parent's runner if that left only the parent's own; whoever drops the
+//! last reference of a heap task frees it. Implicit and included tasks live
+//! in the team or on a stack and are never freed by count: an included task
+//! waits for its children before its frame goes away. Taskgroups count every
+//! task created while they are innermost, including descendants (a task
+//! inherits its creator's group). The team counts deferred tasks per barrier
+//! epoch and per member (see `team`): created by the creating member,
+//! finished by the member that ran the task, as each task's very last act.
+//!
+//! Files: `record` (the task record and the current task), `deps`
+//! (dependences), `group` (taskgroups), `taskloop`; creation, running and
+//! completion are here.
+
+mod deps;
+mod group;
+mod record;
+mod taskloop;
+
+pub(crate) use group::{taskgroup_end, taskgroup_start};
+pub(crate) use record::{current, Task};
+pub(crate) use taskloop::taskloop;
+
+use crate::team::Team;
+use crate::thread::{self, ThreadState};
+use crate::wait::{self, Observe};
+use deps::{parse_depend, DepNode};
+use std::alloc::Layout;
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+pub(crate) const FLAG_UNTIED: u32 = 1 << 0;
+pub(crate) const FLAG_FINAL: u32 = 1 << 1;
+pub(crate) const FLAG_DEPEND: u32 = 1 << 3;
+pub(crate) const FLAG_UP: u32 = 1 << 8;
+pub(crate) const FLAG_GRAINSIZE: u32 = 1 << 9;
+pub(crate) const FLAG_IF: u32 = 1 << 10;
+pub(crate) const FLAG_NOGROUP: u32 = 1 << 11;
+pub(crate) const FLAG_REDUCTION: u32 = 1 << 12;
+pub(crate) const FLAG_DETACH: u32 = 1 << 13;
+pub(crate) const FLAG_STRICT: u32 = 1 << 14;
+
+/// The body of a task as gcc outlines it.
+pub(crate) type TaskFn = unsafe extern "C" fn(*mut c_void);
+/// gcc's copy function for `firstprivate` objects with copy constructors.
+pub(crate) type CopyFn = unsafe extern "C" fn(*mut c_void, *mut c_void);
+
+/// The encountering context of a new task.
+struct Encounter<'a> {
+    parent: &'a Task,
+    team: Option<&'a Team>,
+    num: usize,
+}
+
+fn encounter(ts: &ThreadState) -> Encounter<'static> {
+    let parent = current(ts);
+    // SAFETY: the team outlives its tasks.
+    let team = unsafe { parent.team.get().as_ref() };
+    Encounter { parent, team, num: ts.num.get() as usize }
+}
+
+/// Arguments of one task creation.
+pub(crate) struct Spawn {
+    pub func: TaskFn,
+    pub data: *mut c_void,
+    pub cpyfn: Option<CopyFn>,
+    pub arg_size: usize,
+    pub arg_align: usize,
+    pub if_clause: bool,
+    pub flags: u32,
+    pub depend: *mut *mut c_void,
+    /// Called on the task's own copy of the arguments (taskloop bounds).
+    pub patch: Option<(u64, u64)>,
+}
+
+/// `GOMP_task` and taskloop's task creation.
+pub(crate) fn spawn(s: Spawn) {
+    thread::with(|ts| {
+        let enc = encounter(ts);
+        let final_ = enc.parent.in_final.get() || s.flags & FLAG_FINAL != 0;
+        let deps = if s.flags & FLAG_DEPEND != 0 && !s.depend.is_null() {
+            // SAFETY: gcc's depend array.
+            unsafe { parse_depend(s.depend) }
+        } else {
+            Vec::new()
+        };
+        // Deferred unless the `if` clause is false, the task is final, the
+        // team has one thread, or (without dependences) enough is queued.
+        let defer_in = enc.team.filter(|t| {
+            t.n > 1
+                && s.if_clause
+                && !final_
+                && (!deps.is_empty() || should_defer(enc.parent, t, herd::rt::local_queue_len()))
+        });
+        match defer_in {
+            Some(team) => defer(&enc, team, &s, &deps),
+            None => run_included(ts, &enc, &s, final_, &deps),
+        }
+    })
+}
+
+/// Whether a new task (without dependences) of `parent` is deferred, given
+/// `len` tasks already queued on the creating member. Tasks of explicit
+/// tasks — recursive task trees — use lazy task creation (one stealable task
+/// per member is kept, as herd's `join` does), so the fine-grained leaves
+/// cost a function call.
+///
+/// An implicit task producing tasks in a loop (a `single` filling the queue)
+/// is the only source of work for the others, so it keeps deferring while
+/// its queue is short (fewer than `16n`, at least 32), and beyond that as long
+/// as others take tasks from it (its queue shrank since its previous
+/// deferral); it runs a task itself only when the queue is deep *and* nobody
+/// took anything since — the others are busy, and the queue keeps them fed
+/// while it runs one. Never more than `64n` queued (libgomp's bound; libomp
+/// runs a task at once when its 256-entry deque is full).
+fn should_defer(parent: &Task, team: &Team, len: usize) -> bool {
+    if !parent.implicit.get() {
+        return len < 1;
+    }
+    let (low, high) = ((16 * team.n).max(32), 64 * team.n);
+    let taken = parent.queued.get() > len;
+    let defer = len < high && (len < low || taken);
+    parent.queued.set(if defer { len + 1 } else { len });
+    defer
+}
+
+/// Runs a task at once on the encountering thread. With dependences it is
+/// registered like a deferred sibling (so that later siblings order after
+/// it) and waits until its predecessors have finished; the last of them
+/// wakes it (see [`DepNode::finish`]).
+fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, deps: &[(usize, bool)]) {
+    let task = Task::child_of(enc.parent);
+    task.in_final.set(final_);
+    task.runner.store(enc.num, Ordering::Relaxed);
+    let node = (!deps.is_empty()).then(|| {
+        let node = Arc::new(DepNode::default());
+        task.npred.store(1, Ordering::Relaxed);
+        // SAFETY: only the parent's thread (this one) touches its table.
+        unsafe {
+            let table = &mut *enc.parent.deps.get();
+            table.get_or_insert_with(Default::default).register(deps, &node, &task);
+        }
+        if task.npred.fetch_sub(1, Ordering::AcqRel) != 1 {
+            wait::until(|last| task.npred.observe(last) == 0);
+        }
+        node
+    });
+    let saved = ts.task.replace(&task);
+    let needs_copy = s.cpyfn.is_some() || s.patch.is_some();
+    if needs_copy {
+        let layout = arg_layout(s.arg_size, s.arg_align);
+        // SAFETY: a fresh buffer of the argument block's size and alignment.
+        unsafe {
+            let buf = std::alloc::alloc(layout) as *mut c_void;
+            if buf.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            copy_args(buf, s);
+            (s.func)(buf);
+            std::alloc::dealloc(buf as *mut u8, layout);
+        }
+    } else {
+        // SAFETY: gcc's outlined body with its argument block, valid during the call.
+        unsafe { (s.func)(s.data) };
+    }
+    task.wait_children();
+    ts.task.set(saved);
+    if let Some(node) = node {
+        node.finish(schedule);
+    }
+}
+
+fn arg_layout(size: usize, align: usize) -> Layout {
+    Layout::from_size_align(size.max(1), align.max(1).next_power_of_two()).expect("task argument layout")
+}
+
+/// Copies the argument block into `dst` (with gcc's copy function if any)
+/// and patches taskloop bounds into its first two words.
+unsafe fn copy_args(dst: *mut c_void, s: &Spawn) {
+    // SAFETY: `dst` holds `arg_size` bytes; `data` is gcc's block of that size.
+    unsafe {
+        match s.cpyfn {
+            Some(c) => c(dst, s.data),
+            None => std::ptr::copy_nonoverlapping(s.data as *const u8, dst as *mut u8, s.arg_size),
+        }
+        if let Some((a, b)) = s.patch {
+            let w = dst as *mut u64;
+            w.write_unaligned(a);
+            w.add(1).write_unaligned(b);
+        }
+    }
+}
+
+/// Creates a deferred task and makes it runnable when its dependences allow.
+fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
+    // One allocation: the task header, then the argument block.
+    let header = Layout::new::<Task>();
+    let args = arg_layout(s.arg_size, s.arg_align);
+    let (layout, offset) = header.extend(args).expect("task layout");
+    let layout = layout.pad_to_align();
+    // SAFETY: a fresh block of `layout`; the header is written before use.
+    let task = unsafe {
+        let p = std::alloc::alloc(layout);
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        let t = p as *mut Task;
+        t.write(Task::child_of(enc.parent));
+        let data = p.add(offset) as *mut c_void;
+        copy_args(data, s);
+        &*t
+    };
+    debug_assert!(std::ptr::eq(task.team.get(), team));
+    task.parent.set(enc.parent);
+    task.heap.set(true);
+    task.func.set(Some(s.func));
+    task.data.set(
+        // SAFETY: within the block.
+        unsafe { (task as *const Task as *mut u8).add(offset) } as *mut c_void,
+    );
+    task.layout.set(Some(layout));
+    let group = task.group.get();
+    task.counted_in.set(group);
+    let epoch = task.epoch.get();
+    enc.parent.refs.fetch_add(1, Ordering::Relaxed);
+    if !group.is_null() {
+        // SAFETY: a group outlives the tasks counted in it.
+        unsafe { (*group).count.fetch_add(1, Ordering::Relaxed) };
+    }
+    team.task_created(enc.num, epoch);
+    if deps.is_empty() {
+        schedule(task);
+        return;
+    }
+    let node = Arc::new(DepNode::default());
+    task.npred.store(1, Ordering::Relaxed);
+    // SAFETY: the node slot is the new task's, not yet shared; the parent's
+    // table is touched only by the parent's thread (this one).
+    unsafe {
+        *task.node.get() = Some(node.clone());
+        let table = &mut *enc.parent.deps.get();
+        table.get_or_insert_with(Default::default).register(deps, &node, task);
+    }
+    if task.npred.fetch_sub(1, Ordering::AcqRel) == 1 {
+        schedule(task);
+    }
+}
+
+/// Makes a deferred task runnable.
+fn schedule(task: *const Task) {
+    // SAFETY: the task is alive until it has run; running it is `run_deferred`.
+    let pushed = unsafe { herd::rt::push(task as *const (), run_deferred) };
+    if !pushed {
+        // Not on a participant (cannot happen for team tasks): run it here.
+        // SAFETY: as above.
+        unsafe { run_deferred(task as *const ()) };
+    }
+}
+
+/// Runs a deferred task on whichever member took it.
+unsafe fn run_deferred(p: *const ()) {
+    // SAFETY: `p` is a live heap task, run exactly once.
+    let task = unsafe { &*(p as *const Task) };
+    let num = herd::current_thread_index().unwrap_or(0);
+    task.runner.store(num, Ordering::Relaxed);
+    thread::with(|ts| {
+        let (team, n, cur) = (ts.team.get(), ts.num.get(), ts.task.get());
+        ts.team.set(task.team.get());
+        ts.num.set(num as u32);
+        ts.task.set(task);
+        let f = task.func.get().expect("deferred task has a body");
+        // SAFETY: gcc's outlined body with the task's own argument block.
+        unsafe { f(task.data.get()) };
+        ts.team.set(team);
+        ts.num.set(n);
+        ts.task.set(cur);
+    });
+    finish(task);
+}
+
+/// A deferred task's completion; see the module documentation for the order.
+fn finish(task: &Task) {
+    // SAFETY: only this task's thread touches these.
+    unsafe {
+        *task.deps.get() = None;
+        if let Some(node) = (*task.node.get()).take() {
+            node.finish(schedule);
+        }
+    }
+    let group = task.counted_in.get();
+    if !group.is_null() {
+        // SAFETY: the group lives until its count reaches zero, which this
+        // decrement may cause: everything is read before it.
+        unsafe {
+            let (waiter, team) = ((*group).waiter, (*group).team);
+            if (*group).count.fetch_sub(1, Ordering::SeqCst) == 1 {
+                if let Some(t) = team.as_ref() {
+                    t.wake(waiter);
+                }
+            }
+        }
+    }
+    // SAFETY: the team outlives its tasks (it waits for their counts, the
+    // very last thing a task touches).
+    let team = unsafe { &*task.team.get() };
+    let (epoch, num) = (task.epoch.get(), task.runner.load(Ordering::Relaxed));
+    release(task.parent.get(), team);
+    release(task, team);
+    team.task_finished(num, epoch);
+}
+
+/// Drops one reference of `task`: frees a finished heap task at zero, and
+/// wakes its runner when only its own reference is left (a taskwait).
+fn release(task: *const Task, team: &Team) {
+    if task.is_null() {
+        return;
+    }
+    // SAFETY: we hold a reference, so the task is alive until the decrement.
+    unsafe {
+        let runner = (*task).runner.load(Ordering::Relaxed);
+        let heap = (*task).heap.get();
+        match (*task).refs.fetch_sub(1, Ordering::SeqCst) {
+            1 if heap => {
+                let layout = (*task).layout.get().expect("heap task layout");
+                std::ptr::drop_in_place(task as *mut Task);
+                std::alloc::dealloc(task as *mut u8, layout);
+            }
+            2 => team.wake(runner),
+            _ => {}
+        }
+    }
+}
+
+/// `GOMP_taskwait`.
+pub(crate) fn taskwait() {
+    thread::with(|ts| current(ts).wait_children())
+}
+
+/// `GOMP_taskyield`: runs one queued task, if any.
+pub(crate) fn taskyield() {
+    herd::rt::run_one();
+}

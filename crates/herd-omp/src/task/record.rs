@@ -1,0 +1,149 @@
+//! The task record: what every task (implicit, included, deferred) carries,
+//! and the task a thread is running.
+
+use super::deps::{DepNode, DepTable};
+use super::group::TaskGroup;
+use super::TaskFn;
+use crate::icv::Icv;
+use crate::team::Team;
+use crate::thread::ThreadState;
+use crate::wait::{self, Observe};
+use std::alloc::Layout;
+use std::cell::{Cell, UnsafeCell};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// A task (implicit, included or deferred); see the module documentation.
+pub(crate) struct Task {
+    /// The data-environment ICVs (written only by the running thread).
+    pub icv: Cell<Icv>,
+    /// The team whose members run it (null: no parallel region).
+    pub team: Cell<*const Team>,
+    pub(super) parent: Cell<*const Task>,
+    /// In a final task (`omp_in_final`): its descendants are included.
+    pub in_final: Cell<bool>,
+    pub(super) heap: Cell<bool>,
+    /// An implicit task (a member's share of a region).
+    pub(super) implicit: Cell<bool>,
+    pub(super) refs: AtomicUsize,
+    /// Team number of the thread running it (whom a finishing child wakes).
+    pub(super) runner: AtomicUsize,
+    /// The innermost taskgroup for tasks it creates.
+    pub group: Cell<*const TaskGroup>,
+    /// The group this task is counted in.
+    pub(super) counted_in: Cell<*const TaskGroup>,
+    /// Barrier epoch it belongs to (implicit tasks: updated at each barrier).
+    pub epoch: Cell<u32>,
+    /// Dependence table of its children.
+    pub(super) deps: UnsafeCell<Option<Box<DepTable>>>,
+    /// Its own dependence node, when it has dependences.
+    pub(super) node: UnsafeCell<Option<Arc<DepNode>>>,
+    /// Unfinished predecessors + 1 while its creator registers edges.
+    pub(super) npred: AtomicUsize,
+    /// Implicit tasks: the creating member's queue length after its last
+    /// deferral (see `should_defer`).
+    pub(super) queued: Cell<usize>,
+    pub(super) func: Cell<Option<TaskFn>>,
+    pub(super) data: Cell<*mut c_void>,
+    pub(super) layout: Cell<Option<Layout>>,
+}
+
+// SAFETY: the `Cell`/`UnsafeCell` fields are used only by the thread running
+// the task (or its creator before it is published by the push, a `SeqCst`
+// operation on the deque); fields other threads touch are atomic.
+unsafe impl Sync for Task {}
+
+const DEFAULT_ICV: Icv = Icv {
+    nthreads: 1,
+    dynamic: false,
+    run_sched: crate::icv::Sched { kind: crate::icv::SchedKind::Dynamic, chunk: 1, monotonic: false },
+    bind: crate::icv::ProcBind::False,
+    max_active_levels: 1,
+    thread_limit: u32::MAX,
+    default_device: 0,
+};
+
+impl Task {
+    pub(super) fn blank(icv: Icv) -> Task {
+        Task {
+            icv: Cell::new(icv),
+            team: Cell::new(std::ptr::null()),
+            parent: Cell::new(std::ptr::null()),
+            in_final: Cell::new(false),
+            heap: Cell::new(false),
+            implicit: Cell::new(false),
+            refs: AtomicUsize::new(1),
+            runner: AtomicUsize::new(0),
+            group: Cell::new(std::ptr::null()),
+            counted_in: Cell::new(std::ptr::null()),
+            epoch: Cell::new(0),
+            deps: UnsafeCell::new(None),
+            node: UnsafeCell::new(None),
+            npred: AtomicUsize::new(0),
+            queued: Cell::new(0),
+            func: Cell::new(None),
+            data: Cell::new(std::ptr::null_mut()),
+            layout: Cell::new(None),
+        }
+    }
+
+    /// A new task created by `parent`: its data environment, team, innermost
+    /// taskgroup and barrier epoch are the parent's.
+    pub(super) fn child_of(parent: &Task) -> Task {
+        let t = Task::blank(parent.icv.get());
+        t.team.set(parent.team.get());
+        t.group.set(parent.group.get());
+        t.epoch.set(parent.epoch.get());
+        t
+    }
+
+    /// An implicit task's storage in a team, reset by [`Task::reset_implicit`].
+    pub(crate) fn implicit_blank() -> Task {
+        Task::blank(DEFAULT_ICV)
+    }
+
+    /// Prepares a team's implicit task for member `num` of a new region.
+    pub(crate) fn reset_implicit(&self, team: &Team, num: usize, icv: Icv, epoch: u32) {
+        self.icv.set(icv);
+        self.team.set(team);
+        self.parent.set(std::ptr::null());
+        self.in_final.set(false);
+        self.implicit.set(true);
+        self.runner.store(num, Ordering::Relaxed);
+        self.group.set(std::ptr::null());
+        self.counted_in.set(std::ptr::null());
+        self.epoch.set(epoch);
+        self.queued.set(0);
+        // SAFETY: only this member uses its implicit task; the previous
+        // region's children all finished before it ended.
+        unsafe { *self.deps.get() = None };
+        debug_assert_eq!(self.refs.load(Ordering::Relaxed), 1);
+    }
+
+    /// Waits (running other tasks) until every child has finished: only the
+    /// task's own reference is left.
+    pub(crate) fn wait_children(&self) {
+        wait::until(|last| self.refs.observe(last) == 1);
+    }
+}
+
+/// The calling thread's initial task (outside any parallel region).
+pub(crate) fn initial_task() -> &'static Task {
+    thread_local! {
+        static INITIAL: &'static Task = Box::leak(Box::new(Task::blank(crate::runtime::global().initial)));
+    }
+    INITIAL.with(|t| *t)
+}
+
+/// The task the calling thread runs.
+#[inline]
+pub(crate) fn current(ts: &ThreadState) -> &'static Task {
+    let t = ts.task.get();
+    if t.is_null() {
+        initial_task()
+    } else {
+        // SAFETY: the current task outlives the code running in it.
+        unsafe { &*t }
+    }
+}
