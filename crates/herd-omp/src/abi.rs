@@ -756,13 +756,4 @@ pub unsafe extern "C" fn GOMP_error(msg: *const c_char, len: usize) {
     std::process::exit(1);
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_alloc(align: usize, size: usize, _allocator: usize) -> *mut c_void {
-    crate::api::aligned_alloc(align, size)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_free(ptr: *mut c_void, _allocator: usize) {
-    // SAFETY: `ptr` came from GOMP_alloc (posix_memalign) or is null.
-    unsafe { libc::free(ptr) }
-}
+// GOMP_alloc and GOMP_free live in `allocator`.

@@ -66,6 +66,8 @@ pub(crate) struct Icv {
     pub thread_limit: u32,
     /// `default-device-var`.
     pub default_device: i32,
+    /// `def-allocator-var` (an `omp_allocator_handle_t`; see `allocator`).
+    pub def_allocator: usize,
 }
 
 /// Process-wide settings, read once.

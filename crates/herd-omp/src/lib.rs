@@ -13,6 +13,7 @@
 //! `abi` (`GOMP_*`) and `api` (`omp_*`).
 
 mod abi;
+mod allocator;
 mod api;
 mod display;
 pub mod env;
