@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 # Debian packages the build and the tests need.
-APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ make libomp-dev fonts-dejavu-core libopenblas0-pthread libopenblas-serial-dev
+APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ gfortran make libomp-dev fonts-dejavu-core libopenblas0-pthread libopenblas-serial-dev
 LOOM_MAX_PREEMPTIONS ?= 3
 
 .PHONY: all deps build omp demo test test-rust test-loom test-c test-omp bench clean tsan

@@ -470,6 +470,27 @@ pub unsafe extern "C" fn GOMP_free(ptr: *mut c_void, _allocator: usize) {
     unsafe { free(ptr) }
 }
 
+/// Blocks gfortran's `allocators` directive made (gcc 14): `GOMP_add_alloc`
+/// records one, `GOMP_is_alloc` answers whether a pointer is one and forgets
+/// it (the program then frees it with `GOMP_free` or reallocates it).
+fn fortran_blocks() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<usize>> {
+    static BLOCKS: std::sync::Mutex<std::collections::BTreeSet<usize>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    BLOCKS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[no_mangle]
+pub extern "C" fn GOMP_add_alloc(ptr: *mut c_void) {
+    if !ptr.is_null() {
+        fortran_blocks().insert(ptr as usize);
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn GOMP_is_alloc(ptr: *mut c_void) -> bool {
+    fortran_blocks().remove(&(ptr as usize))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -172,6 +172,12 @@ pub extern "C" fn omp_in_final() -> c_int {
     with_icv(|t| t.in_final.get() as c_int)
 }
 
+/// OpenMP 5.2: in an explicit task (not an implicit or the initial task).
+#[no_mangle]
+pub extern "C" fn omp_in_explicit_task() -> c_int {
+    with_icv(|t| t.is_explicit() as c_int)
+}
+
 #[no_mangle]
 pub extern "C" fn omp_get_cancellation() -> c_int {
     runtime::global().cancellation as c_int
@@ -428,63 +434,4 @@ pub extern "C" fn omp_capture_affinity(_b: *mut c_char, _n: usize, _f: *const c_
     unsupported("omp_capture_affinity (OpenMP 5.0 affinity display)")
 }
 
-#[no_mangle]
-pub extern "C" fn omp_target_alloc(_s: usize, _d: c_int) -> *mut c_void {
-    unsupported("omp_target_alloc (offloading)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_target_free(_p: *mut c_void, _d: c_int) {
-    unsupported("omp_target_free (offloading)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_target_is_present(_p: *const c_void, _d: c_int) -> c_int {
-    unsupported("omp_target_is_present (offloading)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_target_memcpy(
-    _d: *mut c_void,
-    _s: *const c_void,
-    _l: usize,
-    _do: usize,
-    _so: usize,
-    _dd: c_int,
-    _sd: c_int,
-) -> c_int {
-    unsupported("omp_target_memcpy (offloading)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_target_memcpy_rect(
-    _d: *mut c_void,
-    _s: *const c_void,
-    _e: usize,
-    _n: c_int,
-    _v: *const usize,
-    _do: *const usize,
-    _so: *const usize,
-    _dd: *const usize,
-    _sd: *const usize,
-    _ddn: c_int,
-    _sdn: c_int,
-) -> c_int {
-    unsupported("omp_target_memcpy_rect (offloading)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_target_associate_ptr(
-    _h: *const c_void,
-    _d: *const c_void,
-    _s: usize,
-    _o: usize,
-    _dn: c_int,
-) -> c_int {
-    unsupported("omp_target_associate_ptr (offloading)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_target_disassociate_ptr(_p: *const c_void, _d: c_int) -> c_int {
-    unsupported("omp_target_disassociate_ptr (offloading)")
-}
+// The omp_target_* memory routines live in `target_memory`.

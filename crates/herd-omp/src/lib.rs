@@ -17,6 +17,7 @@ mod allocator;
 mod api;
 mod display;
 pub mod env;
+mod fortran;
 mod icv;
 #[cfg(all(test, loom))]
 mod loom_models;
@@ -25,6 +26,7 @@ mod preload;
 mod runtime;
 mod settings;
 mod sync;
+mod target_memory;
 mod task;
 mod team;
 mod teams;

@@ -122,6 +122,12 @@ impl Task {
         debug_assert_eq!(self.refs.load(Ordering::Relaxed), 1);
     }
 
+    /// An explicit task (`omp_in_explicit_task`): neither a region's
+    /// implicit task nor a thread's initial task.
+    pub(crate) fn is_explicit(&self) -> bool {
+        !self.implicit.get() && !std::ptr::eq(self, initial_task())
+    }
+
     /// Waits (running other tasks) until every child has finished: only the
     /// task's own reference is left.
     pub(crate) fn wait_children(&self) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs the herd-omp C conformance programs (crates/herd-omp/tests/c)
+# Builds and runs the herd-omp conformance programs (crates/herd-omp/tests/c: C, C++
+# and Fortran, built with gcc, g++ and gfortran -fopenmp)
 # under one or more OpenMP runtimes, several environment configurations each.
 #
 #   run.sh [--lib PATH] [--gomp-dir DIR] [--reference] [--libomp[=PATH]]
@@ -13,7 +14,8 @@
 #                    executable is next to PATH, also the runtime herd-run:
 #                    `herd run -- PROG` with HERD_OMP_LIB=PATH, for the programs
 #                    where the way herd is loaded matters (herd_run_progs: api,
-#                    bind; the others would test the object --gomp-dir tests)
+#                    bind, fortran; the others would test the object --gomp-dir
+#                    tests)
 #   --gomp-dir DIR   a replacement libgomp.so.1 in DIR, through LD_LIBRARY_PATH=DIR
 #   --build DIR      build/log directory (default target/omp-tests, relative to
 #                    the repository root; the script cds there itself)
@@ -83,7 +85,7 @@ build=$(cd "$build" && pwd)
 # rt_prefix: a command the program is run through ("" = none); rt_progs: the
 # programs run under it (",a,b," = only those; "" = all).
 rt_labels=() rt_envs=() rt_expect=() rt_bindcheck=() rt_prefix=() rt_progs=()
-herd_run_progs=api,bind
+herd_run_progs=api,bind,fortran
 
 if [ $want_ref = 1 ]; then
     rt_labels+=(libgomp) rt_envs+=("") rt_expect+=("libgomp") rt_bindcheck+=("") rt_prefix+=("") rt_progs+=("")
@@ -125,7 +127,7 @@ fi
 
 # ---- build --------------------------------------------------------------------
 progs=()
-for src in "$here"/*.c "$here"/*.cpp; do
+for src in "$here"/*.c "$here"/*.cpp "$here"/*.f90; do
     [ -e "$src" ] || continue
     name=$(basename "$src"); name=${name%.*}
     if [ -n "$only" ] && ! printf ',%s,' "$only" | grep -q ",$name,"; then continue; fi
@@ -136,6 +138,9 @@ for src in "$here"/*.c "$here"/*.cpp; do
     fi
     case "$src" in
     *.cpp) cc=(g++ -fopenmp -O2 -Wall) ;;
+    *.f90)
+        command -v gfortran >/dev/null || die "gfortran not found (make deps installs it)"
+        cc=(gfortran -fopenmp -O2 -Wall -J "$build/bin") ;;
     *) cc=(gcc -fopenmp -O2 -Wall) ;;
     esac
     echo "compile: ${cc[*]} -o ${bin#"$root"/} ${src#"$root"/} -ldl"
