@@ -61,6 +61,7 @@ test-c:
 # herd, preloaded and as libgomp.so.1, and under libgomp as the reference.
 test-omp: omp
 	bash crates/herd-omp/tests/c/run.sh --reference --lib target/release/libherd_omp.so --gomp-dir target/release/gomp
+	bash crates/herd-omp/tests/symbol_versions.sh target/release/gomp
 
 bench: build
 	./bench/run.sh
