@@ -518,7 +518,7 @@ mod tests {
         let a = unsafe { omp_init_allocator(DEFAULT_MEM_SPACE, 3, traits.as_ptr()) };
         assert_ne!(a, NULL_ALLOCATOR);
         let p = allocate(1, 1000, a, false);
-        assert!(!p.is_null() && p as usize % 4096 == 0);
+        assert!(!p.is_null() && (p as usize).is_multiple_of(4096));
         assert!(allocate(1, 8000, a, false).is_null(), "the pool is bounded");
         // SAFETY: live block.
         unsafe { free(p) };

@@ -343,3 +343,45 @@ pub unsafe extern "C" fn omp_capture_affinity_(
     // SAFETY: the caller's buffer of `buf_len` bytes.
     unsafe { fortran_string(buf, buf_len, &v) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_blank_padded_or_truncated_and_report_the_full_length() {
+        let mut buf = [0 as c_char; 8];
+        // SAFETY: an 8-byte buffer.
+        assert_eq!(unsafe { fortran_string(buf.as_mut_ptr(), 8, b"abc") }, 3);
+        assert_eq!(buf.map(|c| c as u8), *b"abc     ");
+        // SAFETY: as above.
+        assert_eq!(unsafe { fortran_string(buf.as_mut_ptr(), 8, b"0123456789") }, 10);
+        assert_eq!(buf.map(|c| c as u8), *b"01234567");
+        // SAFETY: 3 bytes of a Fortran string (no NUL).
+        assert_eq!(unsafe { c_string(b"xyzzy".as_ptr() as *const c_char, 3) }, b"xyz\0");
+        // SAFETY: an empty string is not read.
+        assert_eq!(unsafe { format_arg(std::ptr::null(), 0) }, None);
+    }
+
+    #[test]
+    fn c_results_longer_than_the_first_buffer_are_read_whole() {
+        let long = vec![b'q'; 1000];
+        let v = c_result(|b, n| {
+            let k = long.len().min(n - 1);
+            // SAFETY: `b` holds `n` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(long.as_ptr(), b as *mut u8, k);
+                *b.add(k) = 0;
+            }
+            long.len()
+        });
+        assert_eq!(v, long);
+    }
+
+    #[test]
+    fn integer8_arguments_are_clamped() {
+        assert_eq!(int(1 << 40), c_int::MAX);
+        assert_eq!(int(-(1 << 40)), c_int::MIN);
+        assert_eq!(int(7), 7);
+    }
+}

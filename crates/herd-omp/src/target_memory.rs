@@ -143,8 +143,11 @@ pub unsafe extern "C" fn omp_target_memcpy_rect(
     if dst.is_null() && src.is_null() {
         return c_int::MAX; // the number of dimensions supported
     }
-    if !host(dst_device) || !host(src_device) || num_dims < 1 || dst.is_null() || src.is_null() {
+    if !host(dst_device) || !host(src_device) || num_dims < 0 || dst.is_null() || src.is_null() {
         return libc::EINVAL;
+    }
+    if num_dims == 0 {
+        return 0; // nothing to copy (libgomp)
     }
     // SAFETY: the caller's arrays of `num_dims` entries describe volumes
     // inside its buffers.

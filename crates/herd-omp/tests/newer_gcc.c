@@ -16,6 +16,8 @@ __asm__(".symver v_add_alloc, GOMP_add_alloc@GOMP_5.1.2");
 __asm__(".symver v_is_alloc, GOMP_is_alloc@GOMP_5.1.2");
 __asm__(".symver v_get_initial_device, omp_get_initial_device@OMP_4.5");
 __asm__(".symver v_parallel, GOMP_parallel@GOMP_4.0");
+__asm__(".symver v_task, GOMP_task@GOMP_2.0");
+__asm__(".symver v_taskwait, GOMP_taskwait@GOMP_2.0");
 
 int v_in_explicit_task(void);
 void *v_get_mapped_ptr(const void *, int);
@@ -25,6 +27,8 @@ void v_add_alloc(void *);
 _Bool v_is_alloc(void *);
 int v_get_initial_device(void);
 void v_parallel(void (*)(void *), void *, unsigned, unsigned);
+void v_task(void (*)(void *), void *, void (*)(void *, void *), long, long, _Bool, unsigned, void **, int, void *);
+void v_taskwait(void);
 
 static int failed;
 static void check(const char *name, int ok) {
@@ -34,6 +38,12 @@ static void check(const char *name, int ok) {
 
 static void region(void *arg) { *(int *)arg = v_in_explicit_task(); }
 
+static int *in_task_result;
+static void task_body(void *arg) {
+    (void)arg;
+    *in_task_result = v_in_explicit_task();
+}
+
 int main(void) {
     int dev = v_get_initial_device();
     char buf[16];
@@ -41,6 +51,11 @@ int main(void) {
     int in_implicit = -1;
     v_parallel(region, &in_implicit, 1, 0);
     check("omp_in_explicit_task in an implicit task is 0", in_implicit == 0);
+    int in_task = -1;
+    in_task_result = &in_task;
+    v_task(task_body, NULL, NULL, 0, 1, 1, 0, NULL, 0, NULL); /* deferrable, no arguments */
+    v_taskwait();
+    check("omp_in_explicit_task in an explicit task is 1", in_task == 1);
     check("omp_get_mapped_ptr on the initial device is the pointer", v_get_mapped_ptr(buf, dev) == buf);
     check("omp_get_mapped_ptr on a device that does not exist is NULL", v_get_mapped_ptr(buf, dev + 5) == NULL);
     check("omp_target_is_accessible on the initial device", v_target_is_accessible(buf, 16, dev) == 1);
