@@ -39,8 +39,12 @@
 
 use crate::unsupported::fatal;
 use crate::{task, thread};
+#[cfg(loom)]
+use loom::sync::atomic::AtomicUsize;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(not(loom))]
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
 
 /// `omp_null_allocator`.
 pub(crate) const NULL_ALLOCATOR: usize = 0;
@@ -242,18 +246,28 @@ unsafe fn header<'a>(ptr: *mut c_void) -> &'a mut Header {
     unsafe { &mut *(ptr as *mut Header).sub(1) }
 }
 
+/// Charges `block` bytes to a pool of `limit` bytes whose live bytes are
+/// `used`; false (nothing charged) if that would exceed the limit. Relaxed:
+/// the counter orders nothing but itself (the memory comes from malloc).
+fn charge(used: &AtomicUsize, block: usize, limit: usize) -> bool {
+    used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| u.checked_add(block).filter(|&n| n <= limit))
+        .is_ok()
+}
+
+/// Gives back what [`charge`] took.
+fn uncharge(used: &AtomicUsize, block: usize) {
+    used.fetch_sub(block, Ordering::Relaxed);
+}
+
 /// One attempt on one allocator (no fallback). `None` on failure.
 fn attempt(align: usize, size: usize, handle: usize, zero: bool) -> Option<*mut c_void> {
     let pad = align.saturating_sub(MALLOC_ALIGN);
     let block = size.checked_add(HEADER + pad)?;
     let pool = user(handle).filter(|a| a.traits.pool_size != usize::MAX);
     if let Some(a) = pool {
-        let limit = a.traits.pool_size;
-        a.used
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
-                u.checked_add(block).filter(|&n| n <= limit)
-            })
-            .ok()?;
+        if !charge(&a.used, block, a.traits.pool_size) {
+            return None;
+        }
     }
     // SAFETY: plain C allocation of `block` bytes.
     let base = unsafe {
@@ -265,7 +279,7 @@ fn attempt(align: usize, size: usize, handle: usize, zero: bool) -> Option<*mut 
     } as *mut u8;
     if base.is_null() {
         if let Some(a) = pool {
-            a.used.fetch_sub(block, Ordering::Relaxed);
+            uncharge(&a.used, block);
         }
         return None;
     }
@@ -338,7 +352,7 @@ pub(crate) unsafe fn free(ptr: *mut c_void) {
     // SAFETY: the caller's contract.
     let h = unsafe { header(ptr) };
     if let Some(a) = user(h.allocator).filter(|a| a.traits.pool_size != usize::MAX) {
-        a.used.fetch_sub(h.block, Ordering::Relaxed);
+        uncharge(&a.used, h.block);
     }
     // SAFETY: `base` came from malloc/calloc and is freed once.
     unsafe { libc::free(h.base as *mut c_void) }
@@ -491,7 +505,7 @@ pub extern "C" fn GOMP_is_alloc(ptr: *mut c_void) -> bool {
     fortran_blocks().remove(&(ptr as usize))
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -531,5 +545,44 @@ mod tests {
             free(q);
             omp_destroy_allocator(a);
         }
+    }
+}
+
+/// loom model of the pool accounting (`make test-loom`).
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::{charge, uncharge, AtomicUsize};
+    use loom::sync::Arc;
+    use std::sync::atomic::Ordering;
+
+    /// Two threads each take 60 bytes of a 100-byte pool twice, giving them
+    /// back in between: never do both hold a block at once, and the pool
+    /// ends empty. (With `charge` weakened to a load, a check and a store,
+    /// loom finds a lost update: the pool does not end empty.)
+    #[test]
+    fn pool_never_exceeds_its_size() {
+        loom::model(|| {
+            let used = Arc::new(AtomicUsize::new(0));
+            let holders = Arc::new(AtomicUsize::new(0));
+            let worker = |used: Arc<AtomicUsize>, holders: Arc<AtomicUsize>| {
+                move || {
+                    for _ in 0..2 {
+                        if charge(&used, 60, 100) {
+                            assert_eq!(
+                                holders.fetch_add(1, Ordering::SeqCst),
+                                0,
+                                "two blocks in a 100-byte pool"
+                            );
+                            holders.fetch_sub(1, Ordering::SeqCst);
+                            uncharge(&used, 60);
+                        }
+                    }
+                }
+            };
+            let t = loom::thread::spawn(worker(used.clone(), holders.clone()));
+            worker(used.clone(), holders.clone())();
+            t.join().unwrap();
+            assert_eq!(used.load(Ordering::Relaxed), 0);
+        });
     }
 }
