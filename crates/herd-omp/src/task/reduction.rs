@@ -275,6 +275,15 @@ unsafe fn block(a: *const usize, id: usize) -> usize {
 pub(crate) unsafe fn remap(cnt: usize, cntorig: usize, ptrs: *mut *mut libc::c_void) {
     let data = innermost_group("GOMP_task_reduction_remap").reductions.load(Ordering::Relaxed);
     let (_, id) = team_and_num();
+    // SAFETY: the caller's contract; `data` is the group's live registration.
+    unsafe { remap_in(data, id, cnt, cntorig, ptrs) }
+}
+
+/// [`remap`] for member `id` in the registration chain from `data`.
+///
+/// # Safety
+/// As [`remap`]; `data` is null or a live registration chain.
+unsafe fn remap_in(data: *mut usize, id: usize, cnt: usize, cntorig: usize, ptrs: *mut *mut libc::c_void) {
     for i in 0..cnt {
         // SAFETY: gcc's array of `cnt + cntorig` pointers; the registrations
         // are alive while tasks of their group run.
@@ -401,5 +410,197 @@ pub(crate) unsafe fn taskloop_register(data: *mut libc::c_void, register: bool) 
         } else {
             *d.add(BASE) = 0;
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::ffi::c_void;
+
+    /// A descriptor as gcc builds it: `vars` (address, offset), block `size`.
+    fn descriptor(size: usize, vars: &[(usize, usize)]) -> Vec<usize> {
+        let mut d = vec![vars.len(), size, 64, usize::MAX, 0, 0, 0];
+        for &(addr, off) in vars {
+            d.extend([addr, off, 0]);
+        }
+        d
+    }
+
+    fn remap1(data: &mut [usize], id: usize, p: usize) -> (usize, usize) {
+        let mut ptrs = [p as *mut c_void, std::ptr::null_mut()];
+        // SAFETY: two pointers for cnt = cntorig = 1; `data` is registered.
+        unsafe { remap_in(data.as_mut_ptr(), id, 1, 1, ptrs.as_mut_ptr()) };
+        (ptrs[0] as usize, ptrs[1] as usize)
+    }
+
+    #[test]
+    fn blocks_per_member_zeroed_and_remapped() {
+        let (x, y) = (0x1000usize, 0x2000usize);
+        let mut d = descriptor(64, &[(x, 0), (y, 8)]);
+        // SAFETY: a well-formed descriptor, unregistered below.
+        unsafe { register(d.as_mut_ptr(), std::ptr::null_mut(), None, 3) };
+        let base = d[BASE];
+        assert_eq!(base % 64, 0, "aligned as asked");
+        assert_eq!(d[END], base + 3 * 64);
+        assert_eq!(d[NEXT], 0);
+        // SAFETY: the blocks are 3 * 64 bytes.
+        assert!(unsafe { std::slice::from_raw_parts(base as *const u8, 192) }.iter().all(|&b| b == 0));
+        assert_eq!(remap1(&mut d, 0, x), (base, x));
+        assert_eq!(remap1(&mut d, 2, y), (base + 128 + 8, y));
+        // A copy passed on (member 1's copy of y) becomes member 2's, with its original.
+        assert_eq!(remap1(&mut d, 2, base + 64 + 8), (base + 128 + 8, y));
+        // SAFETY: registered above.
+        unsafe { unregister(d.as_mut_ptr(), true) };
+        assert_eq!(d[INDEX], 0);
+    }
+
+    #[test]
+    fn nested_registrations_innermost_wins() {
+        let (x, y) = (0x1000usize, 0x3000usize);
+        let mut outer = descriptor(16, &[(x, 0)]);
+        let mut inner = descriptor(32, &[(y, 0), (x, 16)]);
+        // SAFETY: well-formed descriptors; the inner one inside the outer.
+        unsafe {
+            register(outer.as_mut_ptr(), std::ptr::null_mut(), None, 2);
+            register(inner.as_mut_ptr(), outer.as_mut_ptr(), None, 2);
+        }
+        assert_eq!(inner[NEXT], outer.as_ptr() as usize, "linked to the enclosing registration");
+        // x is registered in both: the inner one's copy.
+        assert_eq!(remap1(&mut inner, 1, x).0, inner[BASE] + 32 + 16);
+        // an outer-only variable, looked up from the inner registration
+        let mut outer_only = descriptor(16, &[(0x5000, 0)]);
+        // SAFETY: as above, a third registration inside the inner one.
+        unsafe { register(outer_only.as_mut_ptr(), inner.as_mut_ptr(), None, 2) };
+        assert_eq!(remap1(&mut outer_only, 1, y).0, inner[BASE] + 32);
+        // a copy of the outer registration's x passed on
+        assert_eq!(remap1(&mut outer_only, 0, outer[BASE] + 16).0, outer[BASE]);
+        // SAFETY: registered above, innermost first.
+        unsafe {
+            unregister(outer_only.as_mut_ptr(), true);
+            unregister(inner.as_mut_ptr(), true);
+            unregister(outer.as_mut_ptr(), true);
+        }
+    }
+
+    #[test]
+    fn followers_share_the_first_members_blocks() {
+        let x = 0x1000usize;
+        let mut first = descriptor(64, &[(x, 0)]);
+        let mut other = descriptor(64, &[(x, 0)]);
+        // SAFETY: well-formed descriptors; `first` registered before `other` copies it.
+        unsafe {
+            register(first.as_mut_ptr(), std::ptr::null_mut(), None, 2);
+            register(other.as_mut_ptr(), std::ptr::null_mut(), Some(first.as_ptr()), 2);
+        }
+        assert_eq!((other[BASE], other[END]), (first[BASE], first[END]));
+        assert_eq!(remap1(&mut other, 1, x).0, first[BASE] + 64);
+        // SAFETY: the follower drops only its index; the first frees the blocks.
+        unsafe {
+            unregister(other.as_mut_ptr(), false);
+            unregister(first.as_mut_ptr(), true);
+        }
+    }
+}
+
+/// loom model of the team-wide registration: the first member of a
+/// worksharing construct allocates the blocks and publishes its descriptor
+/// as the worksharing ring publishes a construct (a `Relaxed` pointer store,
+/// then the entry's state by a `SeqCst` swap; the others wait for the state
+/// with `Acquire`); the other member registers its own descriptor from the
+/// first's while the first already looks up and updates its copy. Checks, over
+/// every interleaving, that the follower shares the first's blocks, that the
+/// two members' copies are distinct, that a copy passed from one member to
+/// the other is remapped to the receiver's, and that combining after both
+/// finished gives the sum. The descriptor words themselves are plain memory,
+/// which loom does not track: their ordering is the ring's (modelled in
+/// `loom_models.rs`); this model checks the protocol's logic under all
+/// interleavings.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+    use loom::sync::atomic::{AtomicPtr, AtomicU64};
+    use loom::sync::Arc;
+    use std::ffi::c_void;
+
+    struct Shared {
+        x: Box<u64>,
+        state: AtomicU64,
+        first: AtomicPtr<usize>,
+        /// Member 0's copy address, passed to member 1 (as a task would).
+        passed: AtomicPtr<u64>,
+    }
+
+    fn descriptor(x: usize) -> Box<[usize; 10]> {
+        Box::new([1, 64, 64, usize::MAX, 0, 0, 0, x, 0, 0])
+    }
+
+    fn remap_one(d: &mut [usize; 10], id: usize, p: usize) -> *mut u64 {
+        let mut ptrs = [p as *mut c_void];
+        // SAFETY: `d` is registered; one pointer, no original asked.
+        unsafe { remap_in(d.as_mut_ptr(), id, 1, 0, ptrs.as_mut_ptr()) };
+        ptrs[0] as *mut u64
+    }
+
+    #[test]
+    fn loom_models_task_reduction_registration() {
+        loom::model(|| {
+            let sh = Arc::new(Shared {
+                x: Box::new(0),
+                state: AtomicU64::new(0),
+                first: AtomicPtr::new(std::ptr::null_mut()),
+                passed: AtomicPtr::new(std::ptr::null_mut()),
+            });
+            let xa = &*sh.x as *const u64 as usize;
+            let sh1 = sh.clone();
+            let follower = loom::thread::spawn(move || {
+                let mut d = descriptor(xa);
+                // HERD_OMP_WEAKEN=taskred-nowait: the follower does not wait
+                // for the publication (loom: "registered before publication").
+                let weak = std::env::var("HERD_OMP_WEAKEN").is_ok_and(|v| v == "taskred-nowait");
+                while !weak && sh1.state.load(Ordering::Acquire) != 2 {
+                    loom::thread::yield_now();
+                }
+                let first = sh1.first.load(Ordering::Relaxed);
+                assert!(!first.is_null(), "follower registered before publication");
+                // SAFETY: `first` was registered before the state was published.
+                unsafe { register(d.as_mut_ptr(), std::ptr::null_mut(), Some(first), 2) };
+                let mine = remap_one(&mut d, 1, xa);
+                // SAFETY: member 1's copy, only member 1 writes it.
+                unsafe { *mine += 10 };
+                let passed = loop {
+                    let p = sh1.passed.load(Ordering::Acquire);
+                    if !p.is_null() {
+                        break p;
+                    }
+                    loom::thread::yield_now();
+                };
+                assert_ne!(passed, mine, "members have distinct copies");
+                assert_eq!(
+                    remap_one(&mut d, 1, passed as usize),
+                    mine,
+                    "a passed copy maps to the receiver's"
+                );
+                // SAFETY: registered above; the first frees the blocks.
+                unsafe { unregister(d.as_mut_ptr(), false) };
+            });
+            let mut d = descriptor(xa);
+            // SAFETY: a well-formed descriptor.
+            unsafe { register(d.as_mut_ptr(), std::ptr::null_mut(), None, 2) };
+            sh.first.store(d.as_mut_ptr(), Ordering::Relaxed);
+            sh.state.swap(2, Ordering::SeqCst);
+            let mine = remap_one(&mut d, 0, xa);
+            // SAFETY: member 0's copy.
+            unsafe { *mine += 1 };
+            sh.passed.store(mine, Ordering::Release);
+            follower.join().unwrap();
+            // The combination the generated code does after the barrier.
+            let base = d[BASE] as *const u64;
+            // SAFETY: two 64-byte blocks, both members done.
+            let sum = unsafe { *base + *base.add(8) };
+            assert_eq!(sum, 11);
+            // SAFETY: registered above.
+            unsafe { unregister(d.as_mut_ptr(), true) };
+        });
     }
 }
