@@ -8,7 +8,8 @@
  * (default, grainsize(strict:), num_tasks(strict:), unsigned long long, simd,
  * no iterations) and taskloop in_reduction; reduction(task, ...) on parallel,
  * parallel for, for (dynamic, ordered, unsigned long long), sections and
- * scope, and nested team-wide + taskgroup reductions. Every result is checked
+ * scope, nested team-wide + taskgroup reductions, and parallel reduction(task)
+ * in nested regions. Every result is checked
  * against the serial value.
  */
 #include "check.h"
@@ -371,6 +372,33 @@ static void team_nested(void) {
     CHECK("nested team-wide: team", nth >= 1, "%d", nth);
 }
 
+/* parallel reduction(task) in nested regions (with OMP_MAX_ACTIVE_LEVELS=2,
+ * inner teams of their own; else serialized, a team of one). */
+static void nested_regions(void) {
+    int outer = 0, ok = 0;
+#pragma omp parallel num_threads(2)
+    {
+        long x = 0;
+        int inner = 1;
+#pragma omp parallel num_threads(2) reduction(task, + : x)
+        {
+#pragma omp single
+            inner = omp_get_num_threads();
+            for (int i = 0; i < 10; i++) {
+#pragma omp task in_reduction(+ : x)
+                x += i;
+            }
+        }
+#pragma omp atomic
+        outer += 1;
+        if (x == inner * tri(10)) {
+#pragma omp atomic
+            ok += 1;
+        }
+    }
+    CHECK_EQ("nested regions: parallel reduction(task) in each", ok, outer);
+}
+
 int main(void) {
     check_begin("task_reduction");
     for (int rep = 0; rep < 3; rep++) {
@@ -383,6 +411,7 @@ int main(void) {
         taskloops();
         team_wide();
         team_nested();
+        nested_regions();
     }
     /* Last: libgomp 12 leaves the initial thread in the one-thread team it
      * makes for an orphaned task reduction, and a later parallel region with
