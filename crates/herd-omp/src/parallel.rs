@@ -289,6 +289,9 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     if spec.first.is_some() {
         ws::enter_prepared(ts);
     }
+    if let Some(r) = spec.red() {
+        r.gate();
+    }
     // SAFETY: gcc's outlined body with its argument block.
     unsafe { (spec.f)(spec.data) };
     let end = (ts.ws_next.get(), ts.epoch.get());

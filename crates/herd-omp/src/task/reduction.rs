@@ -318,10 +318,21 @@ unsafe fn remap_in(data: *mut usize, id: usize, cnt: usize, cntorig: usize, ptrs
 
 /// `GOMP_parallel_reductions`: the registration every implicit task of a
 /// region shares, made once the team size is known.
+///
+/// **Start gate.** gcc's region body initialises the member's copy
+/// unconditionally, first thing; a herd participant may take a task of the
+/// team before it starts its own share, and an update that task made to the
+/// member's copy would be overwritten. So every member of such a region
+/// waits, before running the body, until all have arrived: once past the
+/// gate, a member is in the body, where it runs tasks only at scheduling
+/// points, after the initialisation. The wait spins (yielding) without
+/// running tasks — there are none of the region yet — on one counter every
+/// member adds to once: a cost of these regions only.
 pub(crate) struct RegionReductions {
     group: Box<TaskGroup>,
     data: *mut usize,
     nthreads: Cell<usize>,
+    arrived: AtomicUsize,
 }
 
 impl RegionReductions {
@@ -335,7 +346,25 @@ impl RegionReductions {
             reductions: AtomicPtr::new(data),
             region: true,
         });
-        RegionReductions { group, data, nthreads: Cell::new(0) }
+        RegionReductions { group, data, nthreads: Cell::new(0), arrived: AtomicUsize::new(0) }
+    }
+
+    /// The start gate (see the type's documentation): returns once every
+    /// member of the registered team has called it.
+    pub(crate) fn gate(&self) {
+        let n = self.nthreads.get();
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == n {
+            return;
+        }
+        let mut spins = 0u32;
+        while self.arrived.load(Ordering::Acquire) < n {
+            if spins < 64 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
     }
 
     /// Allocates the blocks of a team of `n` (the encountering thread,

@@ -341,6 +341,27 @@ static void team_wide(void) {
     CHECK_EQ("scope reduction(task, +)", v, 3L * nth);
 }
 
+/* Tasks created at once by every member, multiplying into the region's
+ * reduction: a task run by a member before that member's body initialised
+ * its copy (to 1) would lose its factor. */
+static void team_start(void) {
+    int bad = 0;
+    for (int rep = 0; rep < 200; rep++) {
+        long prod = 1;
+        int nth = 1;
+#pragma omp parallel reduction(task, * : prod)
+        {
+            for (int i = 0; i < 4; i++) {
+#pragma omp task in_reduction(* : prod)
+                prod *= 2;
+            }
+            if (omp_get_thread_num() == 0) nth = omp_get_num_threads();
+        }
+        if (prod != 1L << (4 * nth)) bad++;
+    }
+    CHECK_EQ("parallel reduction(task, *): tasks at the region's start", bad, 0);
+}
+
 /* parallel reduction(task) enclosing a for reduction(task) enclosing a
  * taskgroup task_reduction, tasks reducing into all three. */
 static void team_nested(void) {
@@ -410,6 +431,7 @@ int main(void) {
         user_defined();
         taskloops();
         team_wide();
+        team_start();
         team_nested();
         nested_regions();
     }
