@@ -38,8 +38,10 @@
 //! push, or the region's broadcast) orders the two; afterwards it is read-only
 //! until unregistration, which comes after every task of the group finished.
 //! The team-wide forms share one allocation: for `parallel`, the encountering
-//! thread registers once the team size is known and every implicit task gets
-//! the registration's group; for worksharing constructs each member opens its
+//! thread registers once the team size is known, every implicit task gets
+//! the registration's group, and the members start the body together (a
+//! start gate: gcc's body initialises the member's copy unconditionally, so
+//! no task may run on a member before its body has started); for worksharing constructs each member opens its
 //! own taskgroup and registers its own array, the first member to reach the
 //! construct allocating and the others copying its base and end (through the
 //! worksharing entry, published like the construct's parameters). Member 0
