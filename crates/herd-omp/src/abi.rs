@@ -31,12 +31,12 @@ pub unsafe extern "C" fn GOMP_parallel_end() {
 
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_parallel_reductions(
-    _f: RegionFn,
-    _data: *mut c_void,
-    _n: c_uint,
-    _flags: c_uint,
+    f: RegionFn,
+    data: *mut c_void,
+    num_threads: c_uint,
+    flags: c_uint,
 ) -> c_uint {
-    unsupported("GOMP_parallel_reductions (task reductions on parallel, OpenMP 5.0)")
+    crate::parallel::parallel_reductions(f, data, num_threads, flags)
 }
 
 #[no_mangle]
@@ -249,9 +249,9 @@ unsafe fn loop_start_generic(
     mem: *mut *mut c_void,
 ) -> bool {
     if !reductions.is_null() {
-        unsupported("task reductions on a worksharing loop (OpenMP 5.0 reduction(task, ...))");
+        task::workshare_group_start();
     }
-    ws::loop_start(p, (!mem.is_null()).then_some(mem));
+    ws::loop_start_reducing(p, (!mem.is_null()).then_some(mem), reductions);
     !istart_null
 }
 
@@ -451,10 +451,6 @@ unsupported_fns! {
     GOMP_parallel_loop_runtime_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long) => "GOMP_parallel_loop_runtime_start (the split parallel ABI of gcc before 4.9)";
     GOMP_parallel_sections_start(f: RegionFn, d: *mut c_void, n: c_uint, c: c_uint) => "GOMP_parallel_sections_start (the split parallel ABI of gcc before 4.9)";
     GOMP_taskwait_depend(d: *mut *mut c_void) => "GOMP_taskwait_depend (taskwait with depend, OpenMP 5.0)";
-    GOMP_taskgroup_reduction_register(d: *mut usize) => "task reductions (OpenMP 5.0 task_reduction)";
-    GOMP_taskgroup_reduction_unregister(d: *mut usize) => "task reductions (OpenMP 5.0 task_reduction)";
-    GOMP_task_reduction_remap(a: usize, b: usize, c: *mut *mut c_void) => "task reductions (OpenMP 5.0 in_reduction)";
-    GOMP_workshare_task_reduction_unregister(a: bool) => "task reductions on worksharing constructs (OpenMP 5.0)";
     GOMP_teams_reg(f: RegionFn, d: *mut c_void, a: c_uint, b: c_uint, c: c_uint) => "host teams (OpenMP 5.0 teams outside target)";
     GOMP_target_ext(a: c_int, b: RegionFn, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u16, g: c_uint, h: *mut *mut c_void, i: *mut *mut c_void) => "offloading (target regions)";
     GOMP_target_data_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16) => "offloading (target data)";
@@ -565,7 +561,9 @@ pub unsafe extern "C" fn GOMP_sections2_start(
     mem: *mut *mut c_void,
 ) -> c_uint {
     if !reductions.is_null() {
-        unsupported("task reductions on sections (OpenMP 5.0)");
+        task::workshare_group_start();
+        ws::loop_start_reducing(ws::sections_params(count), (!mem.is_null()).then_some(mem), reductions);
+        return ws::sections_next();
     }
     if mem.is_null() {
         ws::sections_start(count)
@@ -628,8 +626,32 @@ pub unsafe extern "C" fn GOMP_single_copy_end(data: *mut c_void) {
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_scope_start(reductions: *mut usize) {
     if !reductions.is_null() {
-        unsupported("task reductions on scope (OpenMP 5.1)");
+        task::workshare_group_start();
+        ws::scope_start(reductions);
     }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_taskgroup_reduction_register(data: *mut usize) {
+    // SAFETY: gcc's descriptor.
+    unsafe { task::taskgroup_register(data) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_taskgroup_reduction_unregister(data: *mut usize) {
+    // SAFETY: gcc's descriptor, registered before.
+    unsafe { task::taskgroup_unregister(data) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_task_reduction_remap(cnt: usize, cntorig: usize, ptrs: *mut *mut c_void) {
+    // SAFETY: gcc's array of `cnt + cntorig` pointers.
+    unsafe { task::task_reduction_remap(cnt, cntorig, ptrs) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_workshare_task_reduction_unregister(cancelled: bool) {
+    task::workshare_unregister(cancelled)
 }
 
 // --------------------------------------------------------------- tasks --

@@ -88,6 +88,27 @@ pub(crate) fn parallel(
     _flags: u32,
     first: Option<LoopParams>,
 ) {
+    parallel_in(f, data, requested, first, std::ptr::null())
+}
+
+/// `GOMP_parallel_reductions`: a region with `reduction(task, …)`, whose
+/// descriptor is the first word of `data`; every implicit task starts in the
+/// registration's taskgroup. Returns the team size (the generated code
+/// combines that many private copies).
+pub(crate) fn parallel_reductions(f: RegionFn, data: *mut c_void, requested: u32, _flags: u32) -> u32 {
+    // SAFETY: gcc passes the descriptor's address as the block's first word.
+    let red = task::RegionReductions::new(unsafe { *(data as *const *mut usize) });
+    parallel_in(f, data, requested, None, &red);
+    red.nthreads() as u32
+}
+
+fn parallel_in(
+    f: RegionFn,
+    data: *mut c_void,
+    requested: u32,
+    first: Option<LoopParams>,
+    red: *const task::RegionReductions,
+) {
     thread::with(|ts| {
         let parent = task::current(ts);
         let icv = parent.icv.get();
@@ -100,7 +121,7 @@ pub(crate) fn parallel(
         let mut child = icv;
         child.nthreads = g.nthreads_at(level + 1, icv.nthreads);
         child.bind = g.bind_at(level + 1, icv.bind);
-        let spec = Spec { f, data, first, child };
+        let spec = Spec { f, data, first, child, red };
         let at = Nesting { level: level + 1, active: active + 1 };
         if n == 1 || !lead(ts, outer, n, &spec, at) {
             run_serialized(ts, &spec, Nesting { level: level + 1, active });
@@ -157,6 +178,16 @@ pub(crate) struct Spec {
     data: *mut c_void,
     first: Option<LoopParams>,
     child: Icv,
+    /// `GOMP_parallel_reductions`' registration (null: none).
+    red: *const task::RegionReductions,
+}
+
+impl Spec {
+    fn red(&self) -> Option<&task::RegionReductions> {
+        // SAFETY: the registration lives on the encountering thread's stack
+        // for the whole region.
+        unsafe { self.red.as_ref() }
+    }
 }
 
 impl PartialEq for Spec {
@@ -165,6 +196,7 @@ impl PartialEq for Spec {
             && self.data == o.data
             && self.first == o.first
             && self.child == o.child
+            && self.red == o.red
     }
 }
 
@@ -203,6 +235,9 @@ fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, at: Nesting) {
     herd::rt::enter(&root.pool, || {
         // SAFETY: we hold the pool's master role.
         let team = unsafe { root.team(n) };
+        if let Some(r) = spec.red() {
+            r.register(n);
+        }
         setup(team, ts, spec, at);
         // SAFETY: `share` only reads the team, which outlives the region,
         // and each member touches only its own implicit task.
@@ -242,6 +277,9 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     let saved = ts.save();
     let task: &Task = &team.implicit[i];
     task.reset_implicit(team, i, spec.child, team.epoch_base.get());
+    if let Some(r) = spec.red() {
+        task.group.set(r.group());
+    }
     ts.team.set(team);
     ts.num.set(i as u32);
     ts.task.set(task);
@@ -250,6 +288,9 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     ts.ordered_chunk.set(None);
     if spec.first.is_some() {
         ws::enter_prepared(ts);
+    }
+    if let Some(r) = spec.red() {
+        r.gate();
     }
     // SAFETY: gcc's outlined body with its argument block.
     unsafe { (spec.f)(spec.data) };
@@ -272,6 +313,9 @@ fn run_serialized(ts: &ThreadState, spec: &Spec, at: Nesting) {
         }
         s[level]
     });
+    if let Some(r) = spec.red() {
+        r.register(1);
+    }
     setup(team, ts, spec, at);
     let (ws_end, _) = member(team, ts, 0, spec);
     ws::finish_region(team, ws_end);

@@ -42,6 +42,9 @@ pub(crate) struct WorkShare {
     params: UnsafeCell<LoopParams>,
     /// `GOMP_loop_start`'s `mem`: zeroed team-shared memory.
     mem: UnsafeCell<Vec<u64>>,
+    /// Task reductions (`reduction(task, …)`): the initialiser's registered
+    /// descriptor, whose blocks the other members share (see `task::reduction`).
+    task_reductions: AtomicPtr<usize>,
 }
 
 // SAFETY: `params` and `mem` are written only by the initialiser before the
@@ -90,6 +93,7 @@ impl WorkShare {
             copy: AtomicPtr::new(std::ptr::null_mut()),
             params: UnsafeCell::new(LoopParams::default()),
             mem: UnsafeCell::new(Vec::new()),
+            task_reductions: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 
@@ -221,19 +225,64 @@ fn current<'t>(team: &'t Team, ts: &ThreadState) -> &'t WorkShare {
 /// Starts a loop construct with the given parameters (every member calls
 /// it); `mem`: `GOMP_loop_start`'s request for zeroed team-shared memory.
 pub(crate) fn loop_start(p: LoopParams, mem: Option<*mut *mut libc::c_void>) {
+    loop_start_reducing(p, mem, std::ptr::null_mut())
+}
+
+/// [`loop_start`] of a construct with task reductions described by `red`
+/// (null: none); the caller has opened the member's taskgroup.
+pub(crate) fn loop_start_reducing(p: LoopParams, mem: Option<*mut *mut libc::c_void>, red: *mut usize) {
     thread::with(|ts| {
         let (team, _) = team_of(ts);
         let (ws, init) = enter(team, ts);
         if init {
             init_loop(ws, p, mem);
+            register_reductions(ws, red, true);
             publish(team, ws, ts);
         } else {
             await_ready(ws, ts);
+            register_reductions(ws, red, false);
         }
         if let Some(m) = mem {
             // SAFETY: ready, so `mem` was sized by the initialiser.
             unsafe { *m = (*ws.mem.get()).as_mut_ptr() as *mut libc::c_void };
         }
+    })
+}
+
+/// Registers a member's task-reduction descriptor `red` (if any) for the
+/// construct of entry `ws`: the initialiser allocates the private blocks
+/// (before publishing the entry), the others share them (after it is ready).
+fn register_reductions(ws: &WorkShare, red: *mut usize, init: bool) {
+    if red.is_null() {
+        return;
+    }
+    if init {
+        // SAFETY: gcc's descriptor, alive until the construct's end, when
+        // every member has registered (they do before leaving the construct).
+        unsafe { crate::task::workshare_register(red, None) };
+        ws.task_reductions.store(red, Ordering::Relaxed);
+    } else {
+        let first = ws.task_reductions.load(Ordering::Relaxed);
+        // SAFETY: the initialiser registered `first` before publishing.
+        unsafe { crate::task::workshare_register(red, Some(first)) };
+    }
+}
+
+/// `GOMP_scope_start` with task reductions: a worksharing entry only to
+/// choose the member that allocates the private blocks (scope is not
+/// worksharing; the generated code ends it with a barrier).
+pub(crate) fn scope_start(red: *mut usize) {
+    thread::with(|ts| {
+        let (team, _) = team_of(ts);
+        let (ws, init) = enter(team, ts);
+        if init {
+            register_reductions(ws, red, true);
+            publish(team, ws, ts);
+        } else {
+            await_ready(ws, ts);
+            register_reductions(ws, red, false);
+        }
+        leave(team, ts);
     })
 }
 

@@ -1,11 +1,13 @@
 //! `taskgroup`: counts every task created while it is innermost,
 //! descendants included, and waits for the count to reach zero at its end.
+//! It also carries the innermost task-reduction registration (see
+//! `reduction`), inherited from the enclosing group.
 
 use super::record::current;
 use crate::team::Team;
 use crate::thread;
 use crate::wait::{self, Observe};
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// A `taskgroup` region.
 pub(crate) struct TaskGroup {
@@ -14,17 +16,30 @@ pub(crate) struct TaskGroup {
     /// Team number of the thread that waits at its end.
     pub(super) waiter: usize,
     pub(super) team: *const Team,
+    /// The innermost task-reduction descriptor registered in it or an
+    /// enclosing group (null: none); written by the group's thread before
+    /// it creates the tasks that read it.
+    pub(super) reductions: AtomicPtr<usize>,
+    /// A parallel region's reduction group (`GOMP_parallel_reductions`):
+    /// nobody waits for it (the region's end does), so tasks are not counted.
+    pub(super) region: bool,
 }
 
 /// `GOMP_taskgroup_start`.
 pub(crate) fn taskgroup_start() {
     thread::with(|ts| {
         let task = current(ts);
+        let prev = task.group.get();
+        // SAFETY: the enclosing group outlives this one.
+        let reductions =
+            unsafe { prev.as_ref() }.map_or(std::ptr::null_mut(), |p| p.reductions.load(Ordering::Relaxed));
         let g = Box::new(TaskGroup {
             count: AtomicUsize::new(0),
-            prev: task.group.get(),
+            prev,
             waiter: ts.num.get() as usize,
             team: task.team.get(),
+            reductions: AtomicPtr::new(reductions),
+            region: false,
         });
         task.group.set(Box::into_raw(g));
     })
@@ -35,7 +50,8 @@ pub(crate) fn taskgroup_end() {
     thread::with(|ts| {
         let task = current(ts);
         let g = task.group.get();
-        if g.is_null() {
+        // SAFETY: a non-null group is alive (a region's lives until the region ends).
+        if g.is_null() || unsafe { (*g).region } {
             crate::unsupported::fatal("GOMP_taskgroup_end without a matching GOMP_taskgroup_start");
         }
         // SAFETY: created by taskgroup_start and freed only here.

@@ -23,16 +23,20 @@
 //! finished by the member that ran the task, as each task's very last act.
 //!
 //! Files: `record` (the task record and the current task), `deps`
-//! (dependences), `group` (taskgroups), `taskloop`; creation, running and
-//! completion are here.
+//! (dependences), `group` (taskgroups), `reduction` (task reductions),
+//! `taskloop`; creation, running and completion are here.
 
 mod deps;
 mod group;
 mod record;
+mod reduction;
 mod taskloop;
 
 pub(crate) use group::{taskgroup_end, taskgroup_start};
 pub(crate) use record::{current, Task};
+pub(crate) use reduction::RegionReductions;
+pub(crate) use reduction::{remap as task_reduction_remap, taskgroup_register, taskgroup_unregister};
+pub(crate) use reduction::{workshare_group_start, workshare_register, workshare_unregister};
 pub(crate) use taskloop::taskloop;
 
 use crate::team::Team;
@@ -234,7 +238,12 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
         unsafe { (task as *const Task as *mut u8).add(offset) } as *mut c_void,
     );
     task.layout.set(Some(layout));
-    let group = task.group.get();
+    let mut group = task.group.get();
+    // SAFETY: the group outlives its tasks. A region's reduction group is
+    // not waited for (the region's end is): no count.
+    if !group.is_null() && unsafe { (*group).region } {
+        group = std::ptr::null();
+    }
     task.counted_in.set(group);
     let epoch = task.epoch.get();
     enc.parent.refs.fetch_add(1, Ordering::Relaxed);

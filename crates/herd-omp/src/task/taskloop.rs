@@ -1,7 +1,9 @@
 //! `taskloop`: the iteration space cut into tasks (`grainsize`,
-//! `num_tasks`, `strict`), inside an implicit taskgroup unless `nogroup`.
+//! `num_tasks`, `strict`), inside an implicit taskgroup unless `nogroup`,
+//! where a `reduction` clause is registered (see `reduction`).
 
 use super::group::{taskgroup_end, taskgroup_start};
+use super::reduction;
 use super::{
     spawn, CopyFn, Spawn, TaskFn, FLAG_FINAL, FLAG_GRAINSIZE, FLAG_IF, FLAG_NOGROUP, FLAG_REDUCTION,
     FLAG_STRICT, FLAG_UNTIED,
@@ -23,10 +25,14 @@ pub(crate) fn taskloop(
     count: u64,
     bounds: impl Fn(u64, u64) -> (u64, u64),
 ) {
-    if flags & FLAG_REDUCTION != 0 {
-        crate::unsupported::unsupported("GOMP_taskloop with task reductions (OpenMP 5.0 reduction clause)");
-    }
+    // `reduction` on the taskloop: registered in its taskgroup (with
+    // `nogroup` the tasks' `in_reduction` refers to an enclosing one).
+    let reduce = flags & (FLAG_REDUCTION | FLAG_NOGROUP) == FLAG_REDUCTION;
     if count == 0 {
+        if reduce {
+            // SAFETY: gcc's taskloop argument block carries the descriptor.
+            unsafe { reduction::taskloop_register(data, false) };
+        }
         return;
     }
     let nthreads = thread::with(|ts| ts.team().map_or(1, |t| t.n)) as u64;
@@ -47,6 +53,10 @@ pub(crate) fn taskloop(
     let group = flags & FLAG_NOGROUP == 0;
     if group {
         taskgroup_start();
+        if reduce {
+            // SAFETY: as above.
+            unsafe { reduction::taskloop_register(data, true) };
+        }
     }
     let (q, r) = (count / ntasks, count % ntasks);
     let mut a = 0u64;

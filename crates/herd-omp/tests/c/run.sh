@@ -177,6 +177,10 @@ configs() {
     teams_icv)
         printf 'teams=4/ttl=6\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4 OMP_TEAMS_THREAD_LIMIT=6 EXPECT_TEAMS_THREAD_LIMIT=6\n'
         ;;
+    task_reduction)
+        printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
+        printf 'T3,2/nested\tOMP_NUM_THREADS=3,2 OMP_MAX_ACTIVE_LEVELS=2\n'
+        ;;
     nesting)
         printf 'thread_limit=3\tOMP_THREAD_LIMIT=3\n'
         printf 'thread_limit=5\tOMP_THREAD_LIMIT=5\n'
