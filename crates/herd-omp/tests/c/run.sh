@@ -174,6 +174,9 @@ configs() {
         printf 'T2/max_active_levels=2\tOMP_NUM_THREADS=2 EXPECT_THREADS=2 OMP_MAX_ACTIVE_LEVELS=2 EXPECT_MAX_ACTIVE_LEVELS=2\n'
         printf 'T3/max_active_levels=1\tOMP_NUM_THREADS=3 EXPECT_THREADS=3 OMP_MAX_ACTIVE_LEVELS=1 EXPECT_MAX_ACTIVE_LEVELS=1\n'
         ;;
+    fortran)
+        printf 'T2/places=threads/close\tOMP_NUM_THREADS=2 EXPECT_THREADS=2 OMP_PLACES=threads OMP_PROC_BIND=close EXPECT_PROC_BIND=3 EXPECT_MIN_PLACES=1\n'
+        ;;
     teams_icv)
         printf 'teams=4/ttl=6\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4 OMP_TEAMS_THREAD_LIMIT=6 EXPECT_TEAMS_THREAD_LIMIT=6\n'
         ;;
