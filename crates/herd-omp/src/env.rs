@@ -37,6 +37,8 @@
 //! | `OMP_STACKSIZE` | `<n>[B\|K\|M\|G]`, unit case-insensitive, default K (KiB): `512K`, `4 M`, `8192` | bytes, `u64` |
 //! | `OMP_WAIT_POLICY` | `active\|passive` | [`OmpWaitPolicy`] |
 //! | `OMP_DISPLAY_ENV` | `true\|false\|verbose` | [`DisplayEnv`] |
+//! | `OMP_DISPLAY_AFFINITY` | `true\|false` | `bool` |
+//! | `OMP_AFFINITY_FORMAT` | any text, kept as given (fields are checked when used; see `affinity_format`) | `String` |
 //! | `GOMP_SPINCOUNT` | `infinite`, `infinity`, or a non-negative integer with an optional decimal suffix `k\|M\|G\|T` (case-insensitive): `300000`, `300k` | spins, `u64` ([`INFINITE_SPIN`] for infinite) |
 //!
 //! Deliberate differences from libgomp 12 (which warns and ignores instead
@@ -120,6 +122,10 @@ pub const STACKSIZE: &str = "OMP_STACKSIZE";
 pub const WAIT_POLICY: &str = "OMP_WAIT_POLICY";
 /// `OMP_DISPLAY_ENV`
 pub const DISPLAY_ENV: &str = "OMP_DISPLAY_ENV";
+/// `OMP_DISPLAY_AFFINITY`
+pub const DISPLAY_AFFINITY: &str = "OMP_DISPLAY_AFFINITY";
+/// `OMP_AFFINITY_FORMAT`
+pub const AFFINITY_FORMAT: &str = "OMP_AFFINITY_FORMAT";
 /// `GOMP_SPINCOUNT` (libgomp's)
 pub const SPINCOUNT: &str = "GOMP_SPINCOUNT";
 
@@ -141,6 +147,8 @@ pub const VARS: &[&str] = &[
     STACKSIZE,
     WAIT_POLICY,
     DISPLAY_ENV,
+    DISPLAY_AFFINITY,
+    AFFINITY_FORMAT,
     SPINCOUNT,
 ];
 
@@ -350,6 +358,10 @@ pub struct OmpEnv {
     pub wait_policy: Option<OmpWaitPolicy>,
     /// `OMP_DISPLAY_ENV`.
     pub display_env: Option<DisplayEnv>,
+    /// `OMP_DISPLAY_AFFINITY`.
+    pub display_affinity: Option<bool>,
+    /// `OMP_AFFINITY_FORMAT`, as given (untrimmed).
+    pub affinity_format: Option<String>,
     /// `GOMP_SPINCOUNT`, in spins; [`INFINITE_SPIN`] for `infinite`.
     pub spin_count: Option<u64>,
 }
@@ -412,6 +424,8 @@ pub fn parse_all(lookup: impl Fn(&str) -> Option<String>) -> (OmpEnv, Vec<EnvErr
             .read(WAIT_POLICY, |raw, v| keyword(WAIT_POLICY, raw, v, WAIT_POLICIES, WAIT_POLICY_FORMS)),
         display_env: r
             .read(DISPLAY_ENV, |raw, v| keyword(DISPLAY_ENV, raw, v, DISPLAY_ENVS, DISPLAY_ENV_FORMS)),
+        display_affinity: r.read(DISPLAY_AFFINITY, |raw, v| boolean(DISPLAY_AFFINITY, raw, v)),
+        affinity_format: r.read(AFFINITY_FORMAT, |raw, _| Ok(raw.to_string())),
         spin_count: r.read(SPINCOUNT, spincount),
     };
     (env, r.errors)
@@ -735,6 +749,8 @@ impl DisplayIcvs {
             default_device: omp.default_device.unwrap_or(d.default_device),
             max_task_priority: omp.max_task_priority.unwrap_or(d.max_task_priority),
             spin_count,
+            display_affinity: omp.display_affinity.unwrap_or(d.display_affinity),
+            affinity_format: omp.affinity_format.clone().unwrap_or(d.affinity_format),
             ..d
         }
     }
