@@ -163,20 +163,34 @@ impl EnvError {
     }
 }
 
-/// `OMP_SCHEDULE` kinds.
+/// `OMP_SCHEDULE` kinds (`run-sched-var`), with gcc's encoding of
+/// `omp_sched_t` (`GFS_*` in libgomp) as discriminants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
 pub enum ScheduleKind {
     /// `static`
-    Static,
+    Static = 1,
     /// `dynamic`
-    Dynamic,
+    Dynamic = 2,
     /// `guided`
-    Guided,
+    Guided = 3,
     /// `auto`: the implementation decides.
-    Auto,
+    Auto = 4,
 }
 
 impl ScheduleKind {
+    /// Decodes `omp_sched_t` / gcc's schedule number (the
+    /// `omp_sched_monotonic` bit removed).
+    pub(crate) fn from_raw(v: u32) -> Option<ScheduleKind> {
+        match v & !crate::icv::MONOTONIC {
+            1 => Some(ScheduleKind::Static),
+            2 => Some(ScheduleKind::Dynamic),
+            3 => Some(ScheduleKind::Guided),
+            4 => Some(ScheduleKind::Auto),
+            _ => None,
+        }
+    }
+
     /// The upper-case name used in the report (`STATIC`, ...).
     pub fn name(self) -> &'static str {
         match self {
@@ -215,20 +229,22 @@ impl Default for OmpSchedule {
     }
 }
 
-/// One `OMP_PROC_BIND` value (`bind-var`, per nesting level).
+/// One `OMP_PROC_BIND` value (`bind-var`, per nesting level), with gcc's
+/// encoding of `omp_proc_bind_t` as discriminants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum ProcBind {
     /// `false`: no binding (only alone).
-    False,
+    False = 0,
     /// `true`: bind, the policy left to the implementation (only alone).
-    True,
+    True = 1,
     /// `primary` (or its deprecated spelling `master`): every thread on the
     /// primary thread's place.
-    Primary,
+    Primary = 2,
     /// `close`: threads on consecutive places, starting at the primary's.
-    Close,
+    Close = 3,
     /// `spread`: threads spread evenly over the places.
-    Spread,
+    Spread = 4,
 }
 
 impl ProcBind {
