@@ -3,6 +3,7 @@
 //! variable, the value as given and the accepted forms (the `*_FORMS` texts).
 
 use super::*;
+use herd::config::parse;
 
 pub(super) const NUM_THREADS_FORMS: &str =
     "a positive integer, or a comma-separated list of positive integers \
@@ -61,21 +62,11 @@ pub(super) fn keyword<T: Copy>(
     table: &[(&str, T)],
     forms: &str,
 ) -> Result<T, EnvError> {
-    lookup_word(v, table).ok_or_else(|| EnvError::new(var, raw, forms))
-}
-
-pub(super) fn lookup_word<T: Copy>(v: &str, table: &[(&str, T)]) -> Option<T> {
-    table.iter().find(|(word, _)| word.eq_ignore_ascii_case(v)).map(|&(_, t)| t)
+    parse::keyword(v, table).ok_or_else(|| EnvError::new(var, raw, forms))
 }
 
 pub(super) fn boolean(var: &str, raw: &str, v: &str) -> Result<bool, EnvError> {
     keyword(var, raw, v, BOOLS, BOOL_FORMS)
-}
-
-/// A decimal integer of ASCII digits (no sign), `None` if it is not one or
-/// does not fit a `u64`.
-pub(super) fn digits(v: &str) -> Option<u64> {
-    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())).then(|| v.parse().ok()).flatten()
 }
 
 /// A decimal integer `>= min` that fits in `T`; anything else is an error with
@@ -87,33 +78,30 @@ pub(super) fn unsigned<T: TryFrom<u64>>(
     min: u64,
     forms: &str,
 ) -> Result<T, EnvError> {
-    digits(v)
-        .filter(|&n| n >= min)
-        .and_then(|n| T::try_from(n).ok())
-        .ok_or_else(|| EnvError::new(var, raw, forms))
+    parse::unsigned(v, min).ok_or_else(|| EnvError::new(var, raw, forms))
 }
 
 pub(super) fn num_threads(raw: &str, v: &str) -> Result<Vec<usize>, EnvError> {
-    v.split(',').map(|item| unsigned(NUM_THREADS, raw, item.trim(), 1, NUM_THREADS_FORMS)).collect()
+    parse::unsigned_list(v, 1).ok_or_else(|| EnvError::new(NUM_THREADS, raw, NUM_THREADS_FORMS))
 }
 
 pub(super) fn schedule(raw: &str, v: &str) -> Result<OmpSchedule, EnvError> {
     let invalid = || EnvError::new(SCHEDULE, raw, SCHEDULE_FORMS);
     let (modifier, rest) = match v.split_once(':') {
-        Some((m, rest)) => (Some(lookup_word(m.trim(), MODIFIERS).ok_or_else(invalid)?), rest),
+        Some((m, rest)) => (Some(parse::keyword(m.trim(), MODIFIERS).ok_or_else(invalid)?), rest),
         None => (None, v),
     };
     let (kind, chunk) = match rest.split_once(',') {
         Some((kind, chunk)) => (kind, Some(chunk)),
         None => (rest, None),
     };
-    let kind = lookup_word(kind.trim(), KINDS).ok_or_else(invalid)?;
+    let kind = parse::keyword(kind.trim(), KINDS).ok_or_else(invalid)?;
     let chunk = chunk.map(|c| unsigned(SCHEDULE, raw, c.trim(), 1, SCHEDULE_FORMS)).transpose()?;
     Ok(OmpSchedule { kind, chunk, modifier })
 }
 
 pub(super) fn proc_bind(raw: &str, v: &str) -> Result<Vec<ProcBind>, EnvError> {
-    if let Some(alone) = lookup_word(v, BIND_ALONE) {
+    if let Some(alone) = parse::keyword(v, BIND_ALONE) {
         return Ok(vec![alone]);
     }
     v.split(',').map(|item| keyword(PROC_BIND, raw, item.trim(), BIND_LEVELS, PROC_BIND_FORMS)).collect()
@@ -126,26 +114,8 @@ pub(super) fn places(raw: &str, v: &str) -> Result<PlacesSpec, EnvError> {
     })
 }
 
-/// `<digits><spaces><unit>` split, the unit being one optional ASCII letter.
-pub(super) fn number_and_suffix(v: &str) -> (&str, Option<char>) {
-    match v.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => (v[..i].trim_end(), Some(c)),
-        _ => (v, None),
-    }
-}
-
 pub(super) fn stacksize(raw: &str, v: &str) -> Result<u64, EnvError> {
-    let invalid = || EnvError::new(STACKSIZE, raw, STACKSIZE_FORMS);
-    let (n, unit) = number_and_suffix(v);
-    let shift = match unit.map(|c| c.to_ascii_lowercase()) {
-        Some('b') => 0,
-        None | Some('k') => 10,
-        Some('m') => 20,
-        Some('g') => 30,
-        Some(_) => return Err(invalid()),
-    };
-    let n = digits(n).filter(|&n| n > 0).ok_or_else(invalid)?;
-    n.checked_mul(1 << shift).ok_or_else(invalid)
+    parse::size_bytes(v).ok_or_else(|| EnvError::new(STACKSIZE, raw, STACKSIZE_FORMS))
 }
 
 pub(super) fn spincount(raw: &str, v: &str) -> Result<u64, EnvError> {
@@ -153,7 +123,7 @@ pub(super) fn spincount(raw: &str, v: &str) -> Result<u64, EnvError> {
         return Ok(INFINITE_SPIN);
     }
     let invalid = || EnvError::new(SPINCOUNT, raw, SPINCOUNT_FORMS);
-    let (n, unit) = number_and_suffix(v);
+    let (n, unit) = parse::number_and_suffix(v);
     let mult: u64 = match unit.map(|c| c.to_ascii_lowercase()) {
         None => 1,
         Some('k') => 1_000,
@@ -162,7 +132,7 @@ pub(super) fn spincount(raw: &str, v: &str) -> Result<u64, EnvError> {
         Some('t') => 1_000_000_000_000,
         Some(_) => return Err(invalid()),
     };
-    digits(n).and_then(|n| n.checked_mul(mult)).ok_or_else(invalid)
+    parse::decimal(n).and_then(|n| n.checked_mul(mult)).ok_or_else(invalid)
 }
 
 #[cfg(test)]
