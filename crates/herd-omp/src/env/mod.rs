@@ -4,7 +4,8 @@
 //!
 //! Files: this one holds the variable table, the parsed types and the
 //! entry points [`parse`] / [`parse_all`]; `parse` the value parsers;
-//! `to_herd` the mapping onto herd's settings ([`apply`]); `report` the
+//! `places` the libgomp treatment of unusable CPUs in `OMP_PLACES`
+//! ([`usable_places`]); `to_herd` the mapping onto herd's settings ([`apply`]); `report` the
 //! `OMP_DISPLAY_ENV` report ([`display`], [`DisplayIcvs`]).
 //!
 //! # Parsing
@@ -29,7 +30,7 @@
 //! | `OMP_NUM_THREADS` | positive integers, comma-separated, one per nesting level: `4`, `4,2,1` | `Vec<usize>`, outermost first |
 //! | `OMP_SCHEDULE` | `[monotonic:\|nonmonotonic:]kind[,chunk]`, kind `static\|dynamic\|guided\|auto`, chunk a positive integer: `dynamic,4`, `nonmonotonic:guided` | [`OmpSchedule`] |
 //! | `OMP_PROC_BIND` | `true`, `false`, or a comma list of `primary\|master\|close\|spread` (one per level): `spread,close` | [`ProcBind`] list |
-//! | `OMP_PLACES` | herd's place syntax ([`herd::topology::places`]): `threads`, `cores(4)`, `ll_caches`, `numa_domains`, `sockets`, `{0,1},{2:2}`, `{0:2}:4:2` | [`PlacesSpec`] |
+//! | `OMP_PLACES` | herd's place syntax ([`herd::topology::places`]): `threads`, `cores(4)`, `ll_caches`, `numa_domains`, `sockets`, `{0,1},{2:2}`, `{0:2}:4:2` | [`PlacesSpec`]; CPUs the process cannot use are dropped at start-up, as libgomp does ([`usable_places`]) |
 //! | `OMP_DYNAMIC` | `true\|false` | `bool` |
 //! | `OMP_NESTED` | `true\|false` (deprecated since OpenMP 5.0, still accepted) | `bool` |
 //! | `OMP_CANCELLATION` | `true\|false` | `bool` |
@@ -57,9 +58,11 @@
 //!
 
 mod parse;
+mod places;
 mod report;
 mod to_herd;
 
+pub use places::*;
 pub use report::*;
 pub use to_herd::*;
 
