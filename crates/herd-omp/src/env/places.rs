@@ -8,6 +8,11 @@
 //! Only explicit lists are filtered: the abstract names (`threads`, `cores`,
 //! ...) are built from the usable CPUs already. `HERD_PLACES` is herd's own
 //! setting and stays strict (an unusable CPU is an error there).
+//!
+//! One difference: libgomp rejects the whole list (and binds nothing) when a
+//! CPU number lies past its CPU set (the configured CPUs rounded up to 64);
+//! herd drops that CPU like any other unusable one, so the outcome does not
+//! depend on the machine's size.
 
 use super::*;
 
