@@ -7,7 +7,7 @@ use crate::sync::{self, NestLock};
 use crate::team::Team;
 use crate::unsupported::unsupported;
 use crate::{runtime, task, thread};
-use std::ffi::{c_char, c_double, c_int, c_void};
+use std::ffi::{c_double, c_int, c_void};
 use std::sync::atomic::AtomicU32;
 use std::sync::OnceLock;
 
@@ -414,24 +414,5 @@ pub extern "C" fn omp_fulfill_event(_e: usize) {
     unsupported("omp_fulfill_event (task detach, OpenMP 5.0)")
 }
 
-#[no_mangle]
-pub extern "C" fn omp_set_affinity_format(_f: *const c_char) {
-    unsupported("omp_set_affinity_format (OpenMP 5.0 affinity display)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_get_affinity_format(_b: *mut c_char, _n: usize) -> usize {
-    unsupported("omp_get_affinity_format (OpenMP 5.0 affinity display)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_display_affinity(_f: *const c_char) {
-    unsupported("omp_display_affinity (OpenMP 5.0 affinity display)")
-}
-
-#[no_mangle]
-pub extern "C" fn omp_capture_affinity(_b: *mut c_char, _n: usize, _f: *const c_char) -> usize {
-    unsupported("omp_capture_affinity (OpenMP 5.0 affinity display)")
-}
-
-// The omp_target_* memory routines live in `target_memory`.
+// The affinity-format routines live in `affinity_format`, the omp_target_*
+// memory routines in `target_memory`.

@@ -2,32 +2,12 @@
 //! environment ([`Icv`], copied into every task) and the process-wide ones
 //! ([`Global`], read once from the environment).
 
-/// `omp_sched_t` kinds, with gcc's encoding (`GFS_*` in libgomp).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u32)]
-pub(crate) enum SchedKind {
-    Static = 1,
-    Dynamic = 2,
-    Guided = 3,
-    Auto = 4,
-}
+/// `omp_sched_t` kinds: the `OMP_SCHEDULE` kinds, one definition.
+pub(crate) use crate::env::ScheduleKind as SchedKind;
 
 /// The `omp_sched_monotonic` modifier bit of `omp_sched_t` and of gcc's
 /// `GOMP_loop_start` schedule argument.
 pub(crate) const MONOTONIC: u32 = 0x8000_0000;
-
-impl SchedKind {
-    /// Decodes `omp_sched_t` / gcc's schedule number (modifier bit removed).
-    pub(crate) fn from_raw(v: u32) -> Option<SchedKind> {
-        match v & !MONOTONIC {
-            1 => Some(SchedKind::Static),
-            2 => Some(SchedKind::Dynamic),
-            3 => Some(SchedKind::Guided),
-            4 => Some(SchedKind::Auto),
-            _ => None,
-        }
-    }
-}
 
 /// A run-time schedule (`run-sched-var`, `def-sched-var`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,16 +18,8 @@ pub(crate) struct Sched {
     pub monotonic: bool,
 }
 
-/// `proc_bind` values with gcc's encoding (`omp_proc_bind_t`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum ProcBind {
-    False = 0,
-    True = 1,
-    Primary = 2,
-    Close = 3,
-    Spread = 4,
-}
+/// `proc_bind` values (`omp_proc_bind_t`): the `OMP_PROC_BIND` values, one definition.
+pub(crate) use crate::env::ProcBind;
 
 /// The ICVs of one task's data environment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

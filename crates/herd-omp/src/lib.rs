@@ -13,6 +13,7 @@
 //! `abi` (`GOMP_*`) and `api` (`omp_*`).
 
 mod abi;
+mod affinity_format;
 mod allocator;
 mod api;
 mod display;

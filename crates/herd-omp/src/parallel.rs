@@ -286,6 +286,7 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     ts.ws_next.set(team.ws_base.get());
     ts.epoch.set(team.epoch_base.get());
     ts.ordered_chunk.set(None);
+    crate::affinity_format::region_entered();
     if spec.first.is_some() {
         ws::enter_prepared(ts);
     }

@@ -53,10 +53,19 @@ pub(crate) fn global() -> &'static Global {
 }
 
 fn init() -> Result<Runtime, String> {
-    let omp = crate::env::parse(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+    let mut omp = crate::env::parse(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
     let herd = herd::Config::from_env().map_err(|e| e.to_string())?;
     // Preloaded beside the program's libgomp: undo its binding of this thread.
     crate::preload::restore_affinity()?;
+    // OMP_PLACES (not HERD_PLACES, which wins and stays strict) loses the
+    // CPUs this process cannot use, as under libgomp.
+    if herd.places.is_none() && matches!(omp.places, Some(herd::topology::PlacesSpec::Explicit(_))) {
+        let topo = herd::Topology::from_env().map_err(|e| e.to_string())?;
+        let usable: Vec<u32> = topo.pus().iter().map(|p| p.os_index).collect();
+        if let Some(warning) = omp.keep_usable_places(&usable) {
+            eprintln!("herd-omp: warning: {warning}");
+        }
+    }
     let mut herd = crate::env::apply(&omp, herd);
     // Without OMP_STACKSIZE, workers get what libgomp's get: the default
     // thread stack, i.e. the stack rlimit (programs size their stack arrays

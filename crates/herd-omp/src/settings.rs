@@ -3,7 +3,7 @@
 //! `OMP_NESTED` or per-level lists, `bind-var` true when only `OMP_PLACES`
 //! is set, the run schedule's default chunk.
 
-use crate::env::{self, DisplayIcvs, OmpEnv, ScheduleKind, ScheduleModifier};
+use crate::env::{DisplayIcvs, OmpEnv, ScheduleModifier};
 use crate::icv::{Global, Icv, ProcBind, Sched, SchedKind, SUPPORTED_ACTIVE_LEVELS};
 
 /// The resolved OpenMP view of the settings (also what `OMP_DISPLAY_ENV` prints).
@@ -21,14 +21,9 @@ pub(crate) fn global_from(omp: &OmpEnv, herd: &herd::Config) -> Global {
     let d = display_icvs(omp, herd);
     let sat = |v: u64| v.min(u32::MAX as u64) as u32;
     let nthreads_list: Vec<u32> = d.num_threads.iter().map(|&n| sat(n as u64).max(1)).collect();
-    let bind_list: Vec<ProcBind> = d.proc_bind.iter().map(|&b| proc_bind(b)).collect();
+    let bind_list: Vec<ProcBind> = d.proc_bind.clone();
     let s = d.schedule;
-    let kind = match s.kind {
-        ScheduleKind::Static => SchedKind::Static,
-        ScheduleKind::Dynamic => SchedKind::Dynamic,
-        ScheduleKind::Guided => SchedKind::Guided,
-        ScheduleKind::Auto => SchedKind::Auto,
-    };
+    let kind = s.kind;
     let default_chunk = if kind == SchedKind::Static || kind == SchedKind::Auto { 0 } else { 1 };
     let initial = Icv {
         nthreads: nthreads_list[0],
@@ -50,16 +45,6 @@ pub(crate) fn global_from(omp: &OmpEnv, herd: &herd::Config) -> Global {
         bind_list,
         cancellation: d.cancellation,
         max_task_priority: d.max_task_priority,
-    }
-}
-
-fn proc_bind(b: env::ProcBind) -> ProcBind {
-    match b {
-        env::ProcBind::False => ProcBind::False,
-        env::ProcBind::True => ProcBind::True,
-        env::ProcBind::Primary => ProcBind::Primary,
-        env::ProcBind::Close => ProcBind::Close,
-        env::ProcBind::Spread => ProcBind::Spread,
     }
 }
 

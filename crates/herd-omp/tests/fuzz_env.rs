@@ -20,7 +20,7 @@ fn forms(var: &str) -> &'static str {
         "OMP_SCHEDULE" => "[monotonic:|nonmonotonic:]kind[,chunk]",
         "OMP_PROC_BIND" => "true, false, or a comma-separated list of primary, master, close",
         "OMP_PLACES" => "threads|cores|ll_caches|sockets|numa_domains",
-        "OMP_DYNAMIC" | "OMP_NESTED" | "OMP_CANCELLATION" => "one of true, false",
+        "OMP_DYNAMIC" | "OMP_NESTED" | "OMP_CANCELLATION" | "OMP_DISPLAY_AFFINITY" => "one of true, false",
         "OMP_MAX_ACTIVE_LEVELS" => "a non-negative integer",
         "OMP_THREAD_LIMIT" | "OMP_NUM_TEAMS" | "OMP_TEAMS_THREAD_LIMIT" => "a positive integer",
         "OMP_MAX_TASK_PRIORITY" | "OMP_DEFAULT_DEVICE" => "a non-negative integer up to 2147483647",
@@ -28,6 +28,8 @@ fn forms(var: &str) -> &'static str {
         "OMP_WAIT_POLICY" => "one of active, passive",
         "OMP_DISPLAY_ENV" => "one of true, false, verbose",
         "GOMP_SPINCOUNT" => "infinite, infinity, or a non-negative integer",
+        // Any text is a format (fields are checked when it is used).
+        "OMP_AFFINITY_FORMAT" => panic!("OMP_AFFINITY_FORMAT accepts every value"),
         other => panic!("no forms for {other}"),
     }
 }

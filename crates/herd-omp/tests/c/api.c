@@ -8,6 +8,9 @@
  *   EXPECT_PLACES=threads|cores  OMP_PLACES was set: places are checked against
  *                          sched_getaffinity and every thread of a region must run
  *                          on a CPU of its place
+ *   EXPECT_NUM_PLACES=n    omp_get_num_places()==n (OMP_PLACES naming CPUs the
+ *                          process cannot use: libgomp drops them and places
+ *                          left empty)
  * Defaults the spec leaves to the implementation are checked only where both
  * libgomp and libomp agree and herd must too (dyn-var false, cancel-var false);
  * each such check says so.
@@ -291,6 +294,8 @@ static void places(void) {
           "omp_get_place_num_procs(num_places)=%d, (-1)=%d (want 0)", omp_get_place_num_procs(np),
           omp_get_place_num_procs(-1));
 
+    if (getenv("EXPECT_NUM_PLACES"))
+        CHECK_EQ("places.count_expected", np, env_long("EXPECT_NUM_PLACES", -1));
     const char *ep = getenv("EXPECT_PLACES");
     if (ep && (!strcmp(ep, "threads") || !strcmp(ep, "cores"))) {
         /* Places built from the machine cover each available CPU once (the

@@ -188,11 +188,18 @@ configs() {
         printf 'thread_limit=3\tOMP_THREAD_LIMIT=3\n'
         printf 'thread_limit=5\tOMP_THREAD_LIMIT=5\n'
         ;;
+    affinity_format)
+        printf 'format=env\tOMP_NUM_THREADS=3 OMP_AFFINITY_FORMAT=T%%n/%%N EXPECT_FORMAT=T%%n/%%N\n'
+        printf 'display=true\tOMP_NUM_THREADS=2 OMP_DISPLAY_AFFINITY=true\n'
+        ;;
     api)
         printf 'default\t\n'
         printf 'T4/places=threads/close\tOMP_NUM_THREADS=4 EXPECT_THREADS=4 OMP_PLACES=threads EXPECT_PLACES=threads OMP_PROC_BIND=close EXPECT_PROC_BIND=close\n'
         printf 'T3/places=cores/spread\tOMP_NUM_THREADS=3 EXPECT_THREADS=3 OMP_PLACES=cores EXPECT_PLACES=cores OMP_PROC_BIND=spread EXPECT_PROC_BIND=spread\n'
         printf 'thread_limit=3\tOMP_THREAD_LIMIT=3 EXPECT_THREAD_LIMIT=3\n'
+        # A CPU past the usable ones: libgomp drops it and the place it empties
+        # (a multiple of 64 would be past libgomp's CPU set, which rejects the list).
+        [ $((ncpu % 64)) = 0 ] || printf 'places=unusable_cpu\tOMP_PLACES={0},{%s} EXPECT_NUM_PLACES=1\n' "$ncpu"
         ;;
     esac
 }

@@ -12,6 +12,7 @@
 //! variable is one of those, a combination of them (`HERD_WAIT`), or a string
 //! checked elsewhere (`HERD_PLACES`, `HERD_TOPOLOGY`, `HERD_TRACE`).
 
+use super::parse;
 use super::{Bind, Config, Dispatch, DisplayEnv, Sched, ShepherdLevel, Throttle, WaitPolicy};
 use crate::topology::PlacesSpec;
 use crate::{Error, Result};
@@ -194,15 +195,7 @@ fn throttle(raw: &str, v: &str) -> Result<Throttle> {
 /// `HERD_STACK_SIZE`: `<n>[B|K|M|G]`, no suffix meaning kilobytes (as
 /// OpenMP's `OMP_STACKSIZE`), at least [`MIN_ULT_STACK`].
 fn stack_size(raw: &str, v: &str) -> Result<usize> {
-    let (digits, shift) = match v.as_bytes().last().map(u8::to_ascii_uppercase) {
-        Some(b'B') => (&v[..v.len() - 1], 0),
-        Some(b'K') => (&v[..v.len() - 1], 10),
-        Some(b'M') => (&v[..v.len() - 1], 20),
-        Some(b'G') => (&v[..v.len() - 1], 30),
-        _ => (v, 10),
-    };
-    let n: u64 = unsigned(STACK_SIZE, raw, digits.trim(), 1, STACK_SIZE_FORMS)?;
-    n.checked_mul(1 << shift)
+    parse::size_bytes(v)
         .and_then(|b| usize::try_from(b).ok())
         .filter(|&b| b >= MIN_ULT_STACK)
         .ok_or_else(|| Error::invalid(STACK_SIZE, raw, STACK_SIZE_FORMS))
@@ -211,29 +204,14 @@ fn stack_size(raw: &str, v: &str) -> Result<usize> {
 /// One word out of `table`, compared case-insensitively. The error lists every
 /// word of the table.
 fn keyword<T: Copy>(var: &str, raw: &str, v: &str, table: &[(&str, T)]) -> Result<T> {
-    table
-        .iter()
-        .find(|(word, _)| word.eq_ignore_ascii_case(v))
-        .map(|&(_, t)| t)
-        .ok_or_else(|| Error::invalid(var, raw, keyword_forms(table)))
-}
-
-/// "one of a, b, c (case-insensitive)".
-fn keyword_forms<T>(table: &[(&str, T)]) -> String {
-    let words: Vec<&str> = table.iter().map(|(w, _)| *w).collect();
-    format!("one of {} (case-insensitive)", words.join(", "))
+    parse::keyword(v, table).ok_or_else(|| Error::invalid(var, raw, parse::keyword_forms(table)))
 }
 
 /// A decimal integer `>= min` (ASCII digits only: no sign, no spaces inside)
 /// that fits in `T`; anything else, including a value too large, is an error
 /// with `forms` as the accepted forms.
 fn unsigned<T: TryFrom<u64>>(var: &str, raw: &str, v: &str, min: u64, forms: &str) -> Result<T> {
-    let n = (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| v.parse::<u64>().ok())
-        .flatten()
-        .filter(|&n| n >= min)
-        .and_then(|n| T::try_from(n).ok());
-    n.ok_or_else(|| Error::invalid(var, raw, forms))
+    parse::unsigned(v, min).ok_or_else(|| Error::invalid(var, raw, forms))
 }
 
 /// `HERD_WAIT`: `active`, `passive` or `spin:<microseconds>`.

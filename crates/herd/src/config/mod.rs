@@ -6,6 +6,7 @@
 //! the value and the accepted forms. Nothing is silently ignored.
 
 mod env;
+pub mod parse;
 
 pub(crate) use env::{suggest, unknown_herd_vars};
 
