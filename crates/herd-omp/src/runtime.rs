@@ -66,6 +66,23 @@ fn init() -> Result<Runtime, String> {
             eprintln!("herd-omp: warning: {warning}");
         }
     }
+    // An abstract count beyond what exists (`cores(64)` on 16 cores) uses
+    // the places there are, as libgomp does (herd's own HERD_PLACES refuses).
+    if let (None, Some(herd::topology::PlacesSpec::Abstract(kind, Some(n)))) = (&herd.places, &omp.places) {
+        let (kind, n) = (*kind, *n);
+        let topo = herd::Topology::from_env().map_err(|e| e.to_string())?;
+        let all =
+            herd::topology::PlacesSpec::Abstract(kind, None).resolve(&topo).map_err(|e| e.to_string())?;
+        if n > all.len() {
+            eprintln!(
+                "herd-omp: warning: OMP_PLACES={}({n}) asks for {n} places but only {} exist among the usable CPUs; using {}",
+                kind.name(),
+                all.len(),
+                all.len()
+            );
+            omp.places = Some(herd::topology::PlacesSpec::Abstract(kind, Some(all.len())));
+        }
+    }
     let mut herd = crate::env::apply(&omp, herd);
     // Without OMP_STACKSIZE, workers get what libgomp's get: the default
     // thread stack, i.e. the stack rlimit (programs size their stack arrays

@@ -192,6 +192,19 @@ configs() {
         printf 'format=env\tOMP_NUM_THREADS=3 OMP_AFFINITY_FORMAT=T%%n/%%N EXPECT_FORMAT=T%%n/%%N\n'
         printf 'display=true\tOMP_NUM_THREADS=2 OMP_DISPLAY_AFFINITY=true\n'
         ;;
+    places_usable)
+        # One place per CPU of this process's set, e.g. {0}:4:1,{8}: every place is usable.
+        local allowed one_each
+        allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+        one_each=$(printf '%s' "$allowed" | tr ',' '\n' | awk -F- '{ b = NF > 1 ? $2 : $1; printf "%s{%d}:%d:1", (NR > 1 ? "," : ""), $1, b - $1 + 1 }')
+        printf 'places=one_per_usable_cpu\tOMP_PLACES=%s EXPECT_MIN_PLACES=%s EXPECT_MAX_PLACES=%s ALLOWED_CPUS=%s\n' "$one_each" "$ncpu" "$ncpu" "$allowed"
+        printf 'places={0},{1000}\tOMP_PLACES={0},{1000} EXPECT_MAX_PLACES=1 ALLOWED_CPUS=%s\n' "$allowed"
+        printf 'places={0,1000}:2:1\tOMP_PLACES={0,1000}:2:1 EXPECT_MAX_PLACES=2 ALLOWED_CPUS=%s\n' "$allowed"
+        printf 'places={1000}\tOMP_PLACES={1000} ALLOWED_CPUS=%s\n' "$allowed"
+        printf 'places={1000}/bind=close\tOMP_PLACES={1000} OMP_PROC_BIND=close ALLOWED_CPUS=%s\n' "$allowed"
+        printf 'places=cores(1000)\tOMP_PLACES=cores(1000) ALLOWED_CPUS=%s\n' "$allowed"
+        printf 'places=threads(1000)/bind=spread\tOMP_PLACES=threads(1000) OMP_PROC_BIND=spread EXPECT_MAX_PLACES=%s ALLOWED_CPUS=%s\n' "$ncpu" "$allowed"
+        ;;
     api)
         printf 'default\t\n'
         printf 'T4/places=threads/close\tOMP_NUM_THREADS=4 EXPECT_THREADS=4 OMP_PLACES=threads EXPECT_PLACES=threads OMP_PROC_BIND=close EXPECT_PROC_BIND=close\n'
