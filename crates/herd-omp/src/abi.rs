@@ -455,7 +455,6 @@ unsupported_fns! {
     GOMP_taskgroup_reduction_unregister(d: *mut usize) => "task reductions (OpenMP 5.0 task_reduction)";
     GOMP_task_reduction_remap(a: usize, b: usize, c: *mut *mut c_void) => "task reductions (OpenMP 5.0 in_reduction)";
     GOMP_workshare_task_reduction_unregister(a: bool) => "task reductions on worksharing constructs (OpenMP 5.0)";
-    GOMP_teams_reg(f: RegionFn, d: *mut c_void, a: c_uint, b: c_uint, c: c_uint) => "host teams (OpenMP 5.0 teams outside target)";
     GOMP_target_ext(a: c_int, b: RegionFn, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u16, g: c_uint, h: *mut *mut c_void, i: *mut *mut c_void) => "offloading (target regions)";
     GOMP_target_data_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16) => "offloading (target data)";
     GOMP_target_end_data() => "offloading (target data)";
@@ -463,7 +462,7 @@ unsupported_fns! {
     GOMP_target_data(a: c_int, b: *const c_void, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u8) => "offloading (target data)";
     GOMP_target_update(a: c_int, b: *const c_void, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u8) => "offloading (target update)";
     GOMP_teams(a: c_uint, b: c_uint) => "teams (inside target regions)";
-    GOMP_teams4(a: c_uint, b: c_uint, c: c_uint, d: bool) -> bool => "host teams (OpenMP 5.1 teams outside target)";
+    GOMP_teams4(a: c_uint, b: c_uint, c: c_uint, d: bool) -> bool => "teams inside target regions (offloading)";
     GOMP_target_update_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target update)";
     GOMP_target_enter_exit_data(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target enter/exit data)";
 }

@@ -377,16 +377,6 @@ pub extern "C" fn omp_is_initial_device() -> c_int {
     1
 }
 
-#[no_mangle]
-pub extern "C" fn omp_get_num_teams() -> c_int {
-    1
-}
-
-#[no_mangle]
-pub extern "C" fn omp_get_team_num() -> c_int {
-    0
-}
-
 /// Nothing to pause: herd's idle workers already sleep. Returns 0 (success).
 #[no_mangle]
 pub extern "C" fn omp_pause_resource(_kind: c_int, _device: c_int) -> c_int {

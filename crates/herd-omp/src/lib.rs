@@ -17,6 +17,7 @@ mod api;
 mod display;
 pub mod env;
 mod icv;
+mod league;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod parallel;

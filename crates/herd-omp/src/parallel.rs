@@ -35,34 +35,37 @@ pub(crate) fn team_size(requested: u32, icv: &Icv, active_levels: u32) -> usize 
     n.min(icv.thread_limit).max(1) as usize
 }
 
-/// Threads of the contention group working beyond the initial thread, kept
+/// Threads of the initial thread's contention group working beyond it, kept
 /// only while `thread-limit-var` is finite (`OMP_THREAD_LIMIT`): unlimited,
-/// as by default, a region touches no process-wide word.
+/// as by default, a region touches no process-wide word. (Each host team is
+/// a contention group of its own, with its count in its `league::Seat`.)
 static BUSY: AtomicU32 = AtomicU32::new(0);
 
 /// The threads a region has taken from `thread-limit-var`; given back when
 /// dropped (the region has ended).
-struct Busy {
+struct Busy<'a> {
     team: usize,
     taken: u32,
+    busy: &'a AtomicU32,
 }
 
-impl Busy {
+impl<'a> Busy<'a> {
     /// Takes up to `n - 1` threads beyond the encountering one, as many as
     /// `limit` leaves (OpenMP 5.2 §10.1.1: a team gets fewer threads when the
-    /// busy ones and the asked ones would pass the limit).
-    fn reserve(n: usize, limit: u32) -> Busy {
+    /// busy ones and the asked ones would pass the limit); `busy` counts the
+    /// contention group's working threads.
+    fn reserve(n: usize, limit: u32, busy: &'a AtomicU32) -> Busy<'a> {
         if limit == u32::MAX || n <= 1 {
-            return Busy { team: n, taken: 0 };
+            return Busy { team: n, taken: 0, busy };
         }
         let want = (n - 1).min(u32::MAX as usize) as u32;
         let mut taken = 0;
-        let _ = BUSY.fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
+        let _ = busy.fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
             // The initial thread counts against the limit too.
             taken = want.min(limit.saturating_sub(1).saturating_sub(busy));
             Some(busy + taken)
         });
-        Busy { team: taken as usize + 1, taken }
+        Busy { team: taken as usize + 1, taken, busy }
     }
 
     fn team(&self) -> usize {
@@ -70,10 +73,10 @@ impl Busy {
     }
 }
 
-impl Drop for Busy {
+impl Drop for Busy<'_> {
     fn drop(&mut self) {
         if self.taken > 0 {
-            BUSY.fetch_sub(self.taken, Ordering::AcqRel);
+            self.busy.fetch_sub(self.taken, Ordering::AcqRel);
         }
     }
 }
@@ -94,7 +97,8 @@ pub(crate) fn parallel(
         let outer = ts.team();
         let (level, active) = outer.map_or((0, 0), |t| (t.level.get(), t.active_level.get()));
         let n = team_size(requested, &icv, active);
-        let limit = Busy::reserve(n, icv.thread_limit);
+        let busy = crate::league::seat(ts).map_or(&BUSY, |s| &s.busy);
+        let limit = Busy::reserve(n, icv.thread_limit, busy);
         let n = limit.team();
         let g = runtime::global();
         let mut child = icv;
@@ -129,7 +133,8 @@ fn lead(ts: &ThreadState, outer: Option<&Team>, n: usize, spec: &Spec, at: Nesti
             return true;
         }
     }
-    match runtime::nested_root(n, runtime::nested_passive(demand(outer, n))) {
+    let demand = demand(outer, n).saturating_mul(crate::league::width(ts));
+    match runtime::nested_root(n, runtime::nested_passive(demand)) {
         Some(pool) => {
             run_team(ts, &pool, n, spec, at);
             true
@@ -193,6 +198,7 @@ fn setup(team: &Team, ts: &ThreadState, spec: &Spec, at: Nesting) {
     put(&team.active_level, at.active);
     put(&team.parent, ts.team.get());
     put(&team.parent_num, ts.num.get());
+    put(&team.league, ts.league.get());
     put(&team.spec, Some(*spec));
     if let Some(p) = spec.first {
         ws::prepare_first(team, p);
@@ -248,6 +254,7 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     ts.ws_next.set(team.ws_base.get());
     ts.epoch.set(team.epoch_base.get());
     ts.ordered_chunk.set(None);
+    ts.league.set(team.league.get());
     if spec.first.is_some() {
         ws::enter_prepared(ts);
     }

@@ -2,6 +2,7 @@
 //! and number, the task it runs, and its progress through the team's
 //! worksharing constructs and barriers. Only the owning thread touches it.
 
+use crate::league::Seat;
 use crate::task::Task;
 use crate::team::Team;
 use std::cell::Cell;
@@ -24,6 +25,8 @@ pub(crate) struct ThreadState {
     pub static_trip: Cell<u64>,
     /// Ordered loops: the index range of the chunk this thread holds.
     pub ordered_chunk: Cell<Option<(u64, u64)>>,
+    /// The host team this thread works for (null: none; see `league`).
+    pub league: Cell<*const Seat>,
 }
 
 impl ThreadState {
@@ -38,6 +41,7 @@ impl ThreadState {
             epoch: Cell::new(0),
             static_trip: Cell::new(0),
             ordered_chunk: Cell::new(None),
+            league: Cell::new(std::ptr::null()),
         }
     }
 }
@@ -62,6 +66,7 @@ pub(crate) struct Saved {
     epoch: u32,
     static_trip: u64,
     ordered_chunk: Option<(u64, u64)>,
+    league: *const Seat,
 }
 
 impl ThreadState {
@@ -75,6 +80,7 @@ impl ThreadState {
             epoch: self.epoch.get(),
             static_trip: self.static_trip.get(),
             ordered_chunk: self.ordered_chunk.get(),
+            league: self.league.get(),
         }
     }
 
@@ -87,6 +93,7 @@ impl ThreadState {
         self.epoch.set(s.epoch);
         self.static_trip.set(s.static_trip);
         self.ordered_chunk.set(s.ordered_chunk);
+        self.league.set(s.league);
     }
 
     /// The team, if in a parallel region.

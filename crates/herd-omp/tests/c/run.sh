@@ -172,6 +172,11 @@ configs() {
     teams_icv)
         printf 'teams=4/ttl=6\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4 OMP_TEAMS_THREAD_LIMIT=6 EXPECT_TEAMS_THREAD_LIMIT=6\n'
         ;;
+    teams)
+        printf 'teams=4\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4\n'
+        printf 'T2/teams_thread_limit=1\tOMP_NUM_THREADS=2 OMP_TEAMS_THREAD_LIMIT=1 EXPECT_TEAMS_THREAD_LIMIT=1\n'
+        printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
+        ;;
     nesting)
         printf 'thread_limit=3\tOMP_THREAD_LIMIT=3\n'
         printf 'thread_limit=5\tOMP_THREAD_LIMIT=5\n'
