@@ -27,6 +27,10 @@
 //! accounting (`parallel::Busy`) is per team: each team is its own
 //! contention group.
 //!
+//! With `OMP_PROC_BIND` / `OMP_PLACES`, the participants are placed as a
+//! `spread` team (`placement`): each team's parallel regions run inside its
+//! participant's subpartition.
+//!
 //! `distribute` and `loop bind(teams)` need nothing more: gcc compiles them
 //! to `omp_get_team_num()` / `omp_get_num_teams()` and static arithmetic.
 //! `GOMP_teams4` is gcc's entry point for `teams` inside `target` regions,
@@ -35,13 +39,17 @@
 use crate::parallel::RegionFn;
 use crate::task::Task;
 use crate::thread::{self, ThreadState};
-use crate::{runtime, task, teams};
+use crate::{placement, runtime, task, teams};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// libgomp's number of teams when neither the clause nor `nteams-var` gives
 /// one.
 const DEFAULT_TEAMS: u32 = 3;
+
+/// `omp_proc_bind_spread`: how the league's participants are placed when
+/// threads are bound (each team's regions then stay in its subpartition).
+const SPREAD: u32 = 4;
 
 /// One team of a running league, as its initial thread and the threads of
 /// its nested regions see it.
@@ -65,6 +73,9 @@ struct League {
     icv: crate::icv::Icv,
     /// The next team number to run.
     next: AtomicU32,
+    /// Where the participants run when threads are bound: spread over the
+    /// encountering thread's partition (`None`: unbound).
+    layout: Option<placement::Layout>,
 }
 
 /// The seat of the team the calling thread works for, if any.
@@ -112,12 +123,13 @@ pub unsafe extern "C" fn GOMP_teams_reg(
             icv.thread_limit = if thread_limit > i32::MAX as u32 { u32::MAX } else { thread_limit };
         }
         let width = (num_teams as usize).min(runtime::runtime().pus).max(1);
-        let mut league = League { f, data, num_teams, width: 1, icv, next: AtomicU32::new(0) };
+        let layout = placement::layout(SPREAD, icv.bind, ts.partition.get());
+        let mut league = League { f, data, num_teams, width: 1, icv, next: AtomicU32::new(0), layout };
         if width > 1 && lead(&mut league, width) {
             return;
         }
         league.width = 1;
-        run_teams(ts, &league);
+        run_teams(ts, &league, 0);
     })
 }
 
@@ -163,15 +175,19 @@ fn lead(league: &mut League, width: usize) -> bool {
 ///
 /// # Safety
 /// `data` points to a league that outlives the call.
-unsafe fn share(data: *const (), _ctx: herd::BroadcastContext) {
+unsafe fn share(data: *const (), ctx: herd::BroadcastContext) {
     // SAFETY: the caller's contract.
     let league = unsafe { &*(data as *const League) };
-    thread::with(|ts| run_teams(ts, league))
+    thread::with(|ts| run_teams(ts, league, ctx.index()))
 }
 
-/// Runs teams of `league` on the calling thread until none is left.
-fn run_teams(ts: &ThreadState, league: &League) {
+/// Runs teams of `league` on the calling thread, its participant `i`, until
+/// none is left.
+fn run_teams(ts: &ThreadState, league: &League, i: usize) {
     let saved = ts.save();
+    if let Some(l) = &league.layout {
+        ts.partition.set(placement::enter_member(l, league.width as usize, i));
+    }
     loop {
         let k = league.next.fetch_add(1, Ordering::Relaxed);
         if k >= league.num_teams {

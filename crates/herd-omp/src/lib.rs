@@ -21,6 +21,7 @@ mod league;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod parallel;
+mod placement;
 mod preload;
 mod runtime;
 mod settings;

@@ -12,6 +12,7 @@
 //! the encountering thread with a team of one.
 
 use crate::icv::Icv;
+use crate::placement;
 use crate::runtime::{self, Root};
 use crate::task::{self, Task};
 use crate::team::Team;
@@ -82,13 +83,13 @@ impl Drop for Busy<'_> {
 }
 
 /// Runs a parallel region; `first`: a combined construct's loop or sections,
-/// set up before the members start. The `proc_bind` clause (`_flags`) is
-/// accepted; members keep the pool's placement.
+/// set up before the members start. `flags & 7` is the `proc_bind` clause
+/// (0: none; members place themselves, see `placement`).
 pub(crate) fn parallel(
     f: RegionFn,
     data: *mut c_void,
     requested: u32,
-    _flags: u32,
+    flags: u32,
     first: Option<LoopParams>,
 ) {
     thread::with(|ts| {
@@ -104,7 +105,8 @@ pub(crate) fn parallel(
         let mut child = icv;
         child.nthreads = g.nthreads_at(level + 1, icv.nthreads);
         child.bind = g.bind_at(level + 1, icv.bind);
-        let spec = Spec { f, data, first, child };
+        let layout = if n > 1 { placement::layout(flags & 7, icv.bind, ts.partition.get()) } else { None };
+        let spec = Spec { f, data, first, child, layout };
         let at = Nesting { level: level + 1, active: active + 1 };
         if n == 1 || !lead(ts, outer, n, &spec, at) {
             run_serialized(ts, &spec, Nesting { level: level + 1, active });
@@ -162,6 +164,8 @@ pub(crate) struct Spec {
     data: *mut c_void,
     first: Option<LoopParams>,
     child: Icv,
+    /// Where the members run (`None`: threads stay where they are).
+    layout: Option<placement::Layout>,
 }
 
 impl PartialEq for Spec {
@@ -170,6 +174,7 @@ impl PartialEq for Spec {
             && self.data == o.data
             && self.first == o.first
             && self.child == o.child
+            && self.layout == o.layout
     }
 }
 
@@ -255,6 +260,9 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     ts.epoch.set(team.epoch_base.get());
     ts.ordered_chunk.set(None);
     ts.league.set(team.league.get());
+    if let Some(l) = &spec.layout {
+        ts.partition.set(placement::enter_member(l, team.n, i));
+    }
     if spec.first.is_some() {
         ws::enter_prepared(ts);
     }

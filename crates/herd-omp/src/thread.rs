@@ -3,6 +3,7 @@
 //! worksharing constructs and barriers. Only the owning thread touches it.
 
 use crate::league::Seat;
+use crate::placement::Partition;
 use crate::task::Task;
 use crate::team::Team;
 use std::cell::Cell;
@@ -27,6 +28,9 @@ pub(crate) struct ThreadState {
     pub ordered_chunk: Cell<Option<(u64, u64)>>,
     /// The host team this thread works for (null: none; see `league`).
     pub league: Cell<*const Seat>,
+    /// `place-partition-var` of its implicit task (`len` 0: the whole place
+    /// list; see `placement`).
+    pub partition: Cell<Partition>,
 }
 
 impl ThreadState {
@@ -42,6 +46,7 @@ impl ThreadState {
             static_trip: Cell::new(0),
             ordered_chunk: Cell::new(None),
             league: Cell::new(std::ptr::null()),
+            partition: Cell::new(Partition { off: 0, len: 0 }),
         }
     }
 }
@@ -67,6 +72,7 @@ pub(crate) struct Saved {
     static_trip: u64,
     ordered_chunk: Option<(u64, u64)>,
     league: *const Seat,
+    partition: Partition,
 }
 
 impl ThreadState {
@@ -81,6 +87,7 @@ impl ThreadState {
             static_trip: self.static_trip.get(),
             ordered_chunk: self.ordered_chunk.get(),
             league: self.league.get(),
+            partition: self.partition.get(),
         }
     }
 
@@ -94,6 +101,7 @@ impl ThreadState {
         self.static_trip.set(s.static_trip);
         self.ordered_chunk.set(s.ordered_chunk);
         self.league.set(s.league);
+        self.partition.set(s.partition);
     }
 
     /// The team, if in a parallel region.

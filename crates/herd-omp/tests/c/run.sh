@@ -150,7 +150,7 @@ ncpu=$(nproc)
 # Lines "name<TAB>VAR=value VAR=value" for one program.
 configs() {
     local k
-    [ "$1" = bind ] || for k in 1 2 3 4; do printf 'T%s\tOMP_NUM_THREADS=%s EXPECT_THREADS=%s\n' $k $k $k; done
+    [ "$1" = bind ] || [ "$1" = proc_bind ] || for k in 1 2 3 4; do printf 'T%s\tOMP_NUM_THREADS=%s EXPECT_THREADS=%s\n' $k $k $k; done
     case "$1" in
     bind)
         printf 'T2/proc_bind=true\tOMP_NUM_THREADS=2 OMP_PROC_BIND=true EXPECT_CPUS=%s EXPECT_BOUND=1\n' "$ncpu"
@@ -171,6 +171,16 @@ configs() {
         ;;
     teams_icv)
         printf 'teams=4/ttl=6\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4 OMP_TEAMS_THREAD_LIMIT=6 EXPECT_TEAMS_THREAD_LIMIT=6\n'
+        ;;
+    proc_bind)
+        printf 'unbound\t\n'
+        printf 'places={0},{1}\tOMP_PLACES={0},{1} EXPECT_BOUND=1\n'
+        printf 'places={0}:%s\tOMP_PLACES={0}:%s EXPECT_BOUND=1 EXPECT_PLACES=%s\n' "$ncpu" "$ncpu" "$ncpu"
+        printf 'places=threads/close\tOMP_PLACES=threads OMP_PROC_BIND=close EXPECT_BOUND=1\n'
+        printf 'places=cores/spread\tOMP_PLACES=cores OMP_PROC_BIND=spread EXPECT_BOUND=1\n'
+        printf 'one_place\tOMP_PLACES={0:%s} EXPECT_BOUND=1 EXPECT_PLACES=1\n' "$ncpu"
+        printf 'proc_bind=true\tOMP_PROC_BIND=true EXPECT_BOUND=1\n'
+        printf 'proc_bind=spread,close\tOMP_PROC_BIND=spread,close OMP_PLACES=threads EXPECT_BOUND=1 EXPECT_NESTED_CLOSE_IN_SPREAD=1\n'
         ;;
     teams)
         printf 'teams=4\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4\n'
