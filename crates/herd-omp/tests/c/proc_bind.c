@@ -232,8 +232,11 @@ int main(void) {
             for (int q = 0; q < tm[k][i].part_len && q < MAXP; q++) has |= tm[k][i].part[q] == tm[k][i].place;
             if (bound && !has) outside++;
         }
-    check_known("teams.runs_on_reported_place", off == 0, !bound && check_is_libomp(),
-                "%d thread(s) not on their reported place", off);
-    CHECK("teams.place_in_partition", outside == 0, "%d thread(s) outside their partition", outside);
+    /* libomp 14 reports places (and partitions) inside host teams that its
+     * threads do not run on. */
+    check_known("teams.runs_on_reported_place", off == 0, check_is_libomp(), "%d thread(s) not on their reported place",
+                off);
+    check_known("teams.place_in_partition", outside == 0, check_is_libomp(), "%d thread(s) outside their partition",
+                outside);
     return check_done();
 }
