@@ -451,7 +451,6 @@ unsupported_fns! {
     GOMP_parallel_loop_runtime_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long) => "GOMP_parallel_loop_runtime_start (the split parallel ABI of gcc before 4.9)";
     GOMP_parallel_sections_start(f: RegionFn, d: *mut c_void, n: c_uint, c: c_uint) => "GOMP_parallel_sections_start (the split parallel ABI of gcc before 4.9)";
     GOMP_taskwait_depend(d: *mut *mut c_void) => "GOMP_taskwait_depend (taskwait with depend, OpenMP 5.0)";
-    GOMP_teams_reg(f: RegionFn, d: *mut c_void, a: c_uint, b: c_uint, c: c_uint) => "host teams (OpenMP 5.0 teams outside target)";
     GOMP_target_ext(a: c_int, b: RegionFn, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u16, g: c_uint, h: *mut *mut c_void, i: *mut *mut c_void) => "offloading (target regions)";
     GOMP_target_data_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16) => "offloading (target data)";
     GOMP_target_end_data() => "offloading (target data)";
@@ -459,7 +458,7 @@ unsupported_fns! {
     GOMP_target_data(a: c_int, b: *const c_void, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u8) => "offloading (target data)";
     GOMP_target_update(a: c_int, b: *const c_void, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u8) => "offloading (target update)";
     GOMP_teams(a: c_uint, b: c_uint) => "teams (inside target regions)";
-    GOMP_teams4(a: c_uint, b: c_uint, c: c_uint, d: bool) -> bool => "host teams (OpenMP 5.1 teams outside target)";
+    GOMP_teams4(a: c_uint, b: c_uint, c: c_uint, d: bool) -> bool => "teams inside target regions (offloading)";
     GOMP_target_update_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target update)";
     GOMP_target_enter_exit_data(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target enter/exit data)";
 }

@@ -286,13 +286,10 @@ pub unsafe extern "C" fn omp_init_nest_lock_with_hint(lock: *mut c_void, _hint: 
 
 // --------------------------------------------------------------- places --
 
-/// Places of the root pool and the calling thread's place index.
-fn places() -> &'static (Vec<Vec<u32>>, Vec<usize>, bool) {
-    static PLACES: OnceLock<(Vec<Vec<u32>>, Vec<usize>, bool)> = OnceLock::new();
-    PLACES.get_or_init(|| {
-        let info = runtime::root(0).pool.info();
-        (info.places, info.workers.iter().map(|w| w.place_index).collect(), info.bound)
-    })
+/// The root pool's place list (reported even when threads are not bound).
+fn places() -> &'static (Vec<Vec<u32>>,) {
+    static PLACES: OnceLock<(Vec<Vec<u32>>,)> = OnceLock::new();
+    PLACES.get_or_init(|| (runtime::root(0).pool.info().places,))
 }
 
 #[no_mangle]
@@ -320,34 +317,33 @@ pub unsafe extern "C" fn omp_get_place_proc_ids(place: c_int, ids: *mut c_int) {
     }
 }
 
-/// The calling thread's place in the root pool (-1 if unbound or not a root member).
-fn my_place() -> c_int {
-    let (_, place_of, bound) = places();
-    if !bound {
-        return -1;
-    }
-    let idx =
-        thread::with(
-            |ts| if ts.team().is_some_and(|t| t.level.get() == 1) { ts.num.get() as usize } else { 0 },
-        );
-    place_of.get(idx).map_or(-1, |&p| p as c_int)
-}
-
+/// The calling thread's place (-1 when threads are not bound).
 #[no_mangle]
 pub extern "C" fn omp_get_place_num() -> c_int {
-    my_place()
+    thread::with(|ts| crate::placement::place_num(ts.partition.get()).map_or(-1, |p| p as c_int))
+}
+
+/// The calling thread's place partition (`place-partition-var`): the whole
+/// place list when threads are not bound.
+fn partition() -> crate::placement::Partition {
+    let all = crate::placement::Partition { off: 0, len: places().0.len() as u32 };
+    match crate::placement::places() {
+        Some(p) => thread::with(|ts| crate::placement::partition_of(ts.partition.get(), p)),
+        None => all,
+    }
 }
 
 #[no_mangle]
 pub extern "C" fn omp_get_partition_num_places() -> c_int {
-    omp_get_num_places()
+    partition().len as c_int
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn omp_get_partition_place_nums(nums: *mut c_int) {
-    for i in 0..omp_get_num_places() {
+    let p = partition();
+    for (k, place) in (p.off..p.off + p.len).enumerate() {
         // SAFETY: the caller provides omp_get_partition_num_places() slots.
-        unsafe { *nums.add(i as usize) = i };
+        unsafe { *nums.add(k) = place as c_int };
     }
 }
 
@@ -381,16 +377,6 @@ pub extern "C" fn omp_get_initial_device() -> c_int {
 #[no_mangle]
 pub extern "C" fn omp_is_initial_device() -> c_int {
     1
-}
-
-#[no_mangle]
-pub extern "C" fn omp_get_num_teams() -> c_int {
-    1
-}
-
-#[no_mangle]
-pub extern "C" fn omp_get_team_num() -> c_int {
-    0
 }
 
 /// Nothing to pause: herd's idle workers already sleep. Returns 0 (success).

@@ -20,9 +20,11 @@ mod display;
 pub mod env;
 mod fortran;
 mod icv;
+mod league;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod parallel;
+mod placement;
 mod preload;
 mod runtime;
 mod settings;

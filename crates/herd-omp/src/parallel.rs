@@ -12,6 +12,7 @@
 //! the encountering thread with a team of one.
 
 use crate::icv::Icv;
+use crate::placement;
 use crate::runtime::{self, Root};
 use crate::task::{self, Task};
 use crate::team::Team;
@@ -35,34 +36,37 @@ pub(crate) fn team_size(requested: u32, icv: &Icv, active_levels: u32) -> usize 
     n.min(icv.thread_limit).max(1) as usize
 }
 
-/// Threads of the contention group working beyond the initial thread, kept
+/// Threads of the initial thread's contention group working beyond it, kept
 /// only while `thread-limit-var` is finite (`OMP_THREAD_LIMIT`): unlimited,
-/// as by default, a region touches no process-wide word.
+/// as by default, a region touches no process-wide word. (Each host team is
+/// a contention group of its own, with its count in its `league::Seat`.)
 static BUSY: AtomicU32 = AtomicU32::new(0);
 
 /// The threads a region has taken from `thread-limit-var`; given back when
 /// dropped (the region has ended).
-struct Busy {
+struct Busy<'a> {
     team: usize,
     taken: u32,
+    busy: &'a AtomicU32,
 }
 
-impl Busy {
+impl<'a> Busy<'a> {
     /// Takes up to `n - 1` threads beyond the encountering one, as many as
     /// `limit` leaves (OpenMP 5.2 §10.1.1: a team gets fewer threads when the
-    /// busy ones and the asked ones would pass the limit).
-    fn reserve(n: usize, limit: u32) -> Busy {
+    /// busy ones and the asked ones would pass the limit); `busy` counts the
+    /// contention group's working threads.
+    fn reserve(n: usize, limit: u32, busy: &'a AtomicU32) -> Busy<'a> {
         if limit == u32::MAX || n <= 1 {
-            return Busy { team: n, taken: 0 };
+            return Busy { team: n, taken: 0, busy };
         }
         let want = (n - 1).min(u32::MAX as usize) as u32;
         let mut taken = 0;
-        let _ = BUSY.fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
+        let _ = busy.fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
             // The initial thread counts against the limit too.
             taken = want.min(limit.saturating_sub(1).saturating_sub(busy));
             Some(busy + taken)
         });
-        Busy { team: taken as usize + 1, taken }
+        Busy { team: taken as usize + 1, taken, busy }
     }
 
     fn team(&self) -> usize {
@@ -70,35 +74,35 @@ impl Busy {
     }
 }
 
-impl Drop for Busy {
+impl Drop for Busy<'_> {
     fn drop(&mut self) {
         if self.taken > 0 {
-            BUSY.fetch_sub(self.taken, Ordering::AcqRel);
+            self.busy.fetch_sub(self.taken, Ordering::AcqRel);
         }
     }
 }
 
 /// Runs a parallel region; `first`: a combined construct's loop or sections,
-/// set up before the members start. The `proc_bind` clause (`_flags`) is
-/// accepted; members keep the pool's placement.
+/// set up before the members start. `flags & 7` is the `proc_bind` clause
+/// (0: none; members place themselves, see `placement`).
 pub(crate) fn parallel(
     f: RegionFn,
     data: *mut c_void,
     requested: u32,
-    _flags: u32,
+    flags: u32,
     first: Option<LoopParams>,
 ) {
-    parallel_in(f, data, requested, first, std::ptr::null())
+    parallel_in(f, data, requested, flags, first, std::ptr::null())
 }
 
 /// `GOMP_parallel_reductions`: a region with `reduction(task, …)`, whose
 /// descriptor is the first word of `data`; every implicit task starts in the
 /// registration's taskgroup. Returns the team size (the generated code
 /// combines that many private copies).
-pub(crate) fn parallel_reductions(f: RegionFn, data: *mut c_void, requested: u32, _flags: u32) -> u32 {
+pub(crate) fn parallel_reductions(f: RegionFn, data: *mut c_void, requested: u32, flags: u32) -> u32 {
     // SAFETY: gcc passes the descriptor's address as the block's first word.
     let red = task::RegionReductions::new(unsafe { *(data as *const *mut usize) });
-    parallel_in(f, data, requested, None, &red);
+    parallel_in(f, data, requested, flags, None, &red);
     red.nthreads() as u32
 }
 
@@ -106,6 +110,7 @@ fn parallel_in(
     f: RegionFn,
     data: *mut c_void,
     requested: u32,
+    flags: u32,
     first: Option<LoopParams>,
     red: *const task::RegionReductions,
 ) {
@@ -115,13 +120,15 @@ fn parallel_in(
         let outer = ts.team();
         let (level, active) = outer.map_or((0, 0), |t| (t.level.get(), t.active_level.get()));
         let n = team_size(requested, &icv, active);
-        let limit = Busy::reserve(n, icv.thread_limit);
+        let busy = crate::league::seat(ts).map_or(&BUSY, |s| &s.busy);
+        let limit = Busy::reserve(n, icv.thread_limit, busy);
         let n = limit.team();
         let g = runtime::global();
         let mut child = icv;
         child.nthreads = g.nthreads_at(level + 1, icv.nthreads);
         child.bind = g.bind_at(level + 1, icv.bind);
-        let spec = Spec { f, data, first, child, red };
+        let layout = if n > 1 { placement::layout(flags & 7, icv.bind, ts.partition.get()) } else { None };
+        let spec = Spec { f, data, first, child, red, layout };
         let at = Nesting { level: level + 1, active: active + 1 };
         if n == 1 || !lead(ts, outer, n, &spec, at) {
             run_serialized(ts, &spec, Nesting { level: level + 1, active });
@@ -150,7 +157,8 @@ fn lead(ts: &ThreadState, outer: Option<&Team>, n: usize, spec: &Spec, at: Nesti
             return true;
         }
     }
-    match runtime::nested_root(n, runtime::nested_passive(demand(outer, n))) {
+    let demand = demand(outer, n).saturating_mul(crate::league::width(ts));
+    match runtime::nested_root(n, runtime::nested_passive(demand)) {
         Some(pool) => {
             run_team(ts, &pool, n, spec, at);
             true
@@ -180,6 +188,8 @@ pub(crate) struct Spec {
     child: Icv,
     /// `GOMP_parallel_reductions`' registration (null: none).
     red: *const task::RegionReductions,
+    /// Where the members run (`None`: threads stay where they are).
+    layout: Option<placement::Layout>,
 }
 
 impl Spec {
@@ -197,6 +207,7 @@ impl PartialEq for Spec {
             && self.first == o.first
             && self.child == o.child
             && self.red == o.red
+            && self.layout == o.layout
     }
 }
 
@@ -225,6 +236,7 @@ fn setup(team: &Team, ts: &ThreadState, spec: &Spec, at: Nesting) {
     put(&team.active_level, at.active);
     put(&team.parent, ts.team.get());
     put(&team.parent_num, ts.num.get());
+    put(&team.league, ts.league.get());
     put(&team.spec, Some(*spec));
     if let Some(p) = spec.first {
         ws::prepare_first(team, p);
@@ -286,6 +298,10 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     ts.ws_next.set(team.ws_base.get());
     ts.epoch.set(team.epoch_base.get());
     ts.ordered_chunk.set(None);
+    ts.league.set(team.league.get());
+    if let Some(l) = &spec.layout {
+        ts.partition.set(placement::enter_member(l, team.n, i));
+    }
     crate::affinity_format::region_entered();
     if spec.first.is_some() {
         ws::enter_prepared(ts);

@@ -113,6 +113,8 @@ pub(crate) struct Team {
     /// The encountering thread's team and number there (null at level 1).
     pub parent: Cell<*const Team>,
     pub parent_num: Cell<u32>,
+    /// The host team the region runs in (null: none; see `league`).
+    pub league: Cell<*const crate::league::Seat>,
     /// Wakes members; `None` for a team of one.
     pub handle: Option<PoolHandle>,
     /// Children per tree node (`FANIN`; smaller in loom models).
@@ -178,6 +180,7 @@ impl Team {
             active_level: Cell::new(0),
             parent: Cell::new(std::ptr::null()),
             parent_num: Cell::new(0),
+            league: Cell::new(std::ptr::null()),
             handle,
             fanin,
             arrive: (0..n).map(|_| CachePadded::new(AtomicU32::new(0))).collect(),

@@ -7,8 +7,7 @@
 //! values, and the setters take any non-negative value (libgomp's rule: a
 //! negative one is ignored).
 //!
-//! The `teams` construct itself is not here yet: gcc's host teams entry
-//! points are refused (`unsupported.rs`).
+//! The `teams` construct itself, which reads them, is in `league.rs`.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicI32, Ordering};

@@ -2,6 +2,8 @@
 //! and number, the task it runs, and its progress through the team's
 //! worksharing constructs and barriers. Only the owning thread touches it.
 
+use crate::league::Seat;
+use crate::placement::Partition;
 use crate::task::Task;
 use crate::team::Team;
 use std::cell::Cell;
@@ -24,6 +26,11 @@ pub(crate) struct ThreadState {
     pub static_trip: Cell<u64>,
     /// Ordered loops: the index range of the chunk this thread holds.
     pub ordered_chunk: Cell<Option<(u64, u64)>>,
+    /// The host team this thread works for (null: none; see `league`).
+    pub league: Cell<*const Seat>,
+    /// `place-partition-var` of its implicit task (`len` 0: the whole place
+    /// list; see `placement`).
+    pub partition: Cell<Partition>,
 }
 
 impl ThreadState {
@@ -38,6 +45,8 @@ impl ThreadState {
             epoch: Cell::new(0),
             static_trip: Cell::new(0),
             ordered_chunk: Cell::new(None),
+            league: Cell::new(std::ptr::null()),
+            partition: Cell::new(Partition { off: 0, len: 0 }),
         }
     }
 }
@@ -62,6 +71,8 @@ pub(crate) struct Saved {
     epoch: u32,
     static_trip: u64,
     ordered_chunk: Option<(u64, u64)>,
+    league: *const Seat,
+    partition: Partition,
 }
 
 impl ThreadState {
@@ -75,6 +86,8 @@ impl ThreadState {
             epoch: self.epoch.get(),
             static_trip: self.static_trip.get(),
             ordered_chunk: self.ordered_chunk.get(),
+            league: self.league.get(),
+            partition: self.partition.get(),
         }
     }
 
@@ -87,6 +100,8 @@ impl ThreadState {
         self.epoch.set(s.epoch);
         self.static_trip.set(s.static_trip);
         self.ordered_chunk.set(s.ordered_chunk);
+        self.league.set(s.league);
+        self.partition.set(s.partition);
     }
 
     /// The team, if in a parallel region.

@@ -155,7 +155,7 @@ ncpu=$(nproc)
 # Lines "name<TAB>VAR=value VAR=value" for one program.
 configs() {
     local k
-    [ "$1" = bind ] || for k in 1 2 3 4; do printf 'T%s\tOMP_NUM_THREADS=%s EXPECT_THREADS=%s\n' $k $k $k; done
+    [ "$1" = bind ] || [ "$1" = proc_bind ] || for k in 1 2 3 4; do printf 'T%s\tOMP_NUM_THREADS=%s EXPECT_THREADS=%s\n' $k $k $k; done
     case "$1" in
     bind)
         printf 'T2/proc_bind=true\tOMP_NUM_THREADS=2 OMP_PROC_BIND=true EXPECT_CPUS=%s EXPECT_BOUND=1\n' "$ncpu"
@@ -183,6 +183,21 @@ configs() {
     task_reduction)
         printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
         printf 'T3,2/nested\tOMP_NUM_THREADS=3,2 OMP_MAX_ACTIVE_LEVELS=2\n'
+        ;;
+    proc_bind)
+        printf 'unbound\t\n'
+        printf 'places={0},{1}\tOMP_PLACES={0},{1} EXPECT_BOUND=1\n'
+        printf 'places={0}:%s\tOMP_PLACES={0}:%s EXPECT_BOUND=1 EXPECT_PLACES=%s\n' "$ncpu" "$ncpu" "$ncpu"
+        printf 'places=threads/close\tOMP_PLACES=threads OMP_PROC_BIND=close EXPECT_BOUND=1\n'
+        printf 'places=cores/spread\tOMP_PLACES=cores OMP_PROC_BIND=spread EXPECT_BOUND=1\n'
+        printf 'one_place\tOMP_PLACES={0:%s} EXPECT_BOUND=1 EXPECT_PLACES=1\n' "$ncpu"
+        printf 'proc_bind=true\tOMP_PROC_BIND=true EXPECT_BOUND=1\n'
+        printf 'proc_bind=spread,close\tOMP_PROC_BIND=spread,close OMP_PLACES=threads EXPECT_BOUND=1 EXPECT_NESTED_CLOSE_IN_SPREAD=1\n'
+        ;;
+    teams)
+        printf 'teams=4\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4\n'
+        printf 'T2/teams_thread_limit=1\tOMP_NUM_THREADS=2 OMP_TEAMS_THREAD_LIMIT=1 EXPECT_TEAMS_THREAD_LIMIT=1\n'
+        printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
         ;;
     nesting)
         printf 'thread_limit=3\tOMP_THREAD_LIMIT=3\n'
