@@ -178,13 +178,7 @@ pub(crate) fn layout(clause: u32, bind_var: ProcBind, stored: Partition) -> Opti
         return None;
     }
     let places = places()?;
-    let bind = match clause {
-        1 => ProcBind::True,
-        2 => ProcBind::Primary,
-        3 => ProcBind::Close,
-        4 => ProcBind::Spread,
-        _ => bind_var,
-    };
+    let bind = ProcBind::from_raw(clause).unwrap_or(bind_var);
     let part = partition_of(stored, places);
     let master = current_place(part, places);
     // A master outside its partition (bound before by another policy):

@@ -58,29 +58,11 @@ fn init() -> Result<Runtime, String> {
     // Preloaded beside the program's libgomp: undo its binding of this thread.
     crate::preload::restore_affinity()?;
     // OMP_PLACES (not HERD_PLACES, which wins and stays strict) loses the
-    // CPUs this process cannot use, as under libgomp.
-    if herd.places.is_none() && matches!(omp.places, Some(herd::topology::PlacesSpec::Explicit(_))) {
+    // CPUs this process cannot use and is cut to what exists, as under libgomp.
+    if herd.places.is_none() && omp.places.is_some() {
         let topo = herd::Topology::from_env().map_err(|e| e.to_string())?;
-        let usable: Vec<u32> = topo.pus().iter().map(|p| p.os_index).collect();
-        if let Some(warning) = omp.keep_usable_places(&usable) {
+        if let Some(warning) = omp.fit_places(&topo) {
             eprintln!("herd-omp: warning: {warning}");
-        }
-    }
-    // An abstract count beyond what exists (`cores(64)` on 16 cores) uses
-    // the places there are, as libgomp does (herd's own HERD_PLACES refuses).
-    if let (None, Some(herd::topology::PlacesSpec::Abstract(kind, Some(n)))) = (&herd.places, &omp.places) {
-        let (kind, n) = (*kind, *n);
-        let topo = herd::Topology::from_env().map_err(|e| e.to_string())?;
-        let all =
-            herd::topology::PlacesSpec::Abstract(kind, None).resolve(&topo).map_err(|e| e.to_string())?;
-        if n > all.len() {
-            eprintln!(
-                "herd-omp: warning: OMP_PLACES={}({n}) asks for {n} places but only {} exist among the usable CPUs; using {}",
-                kind.name(),
-                all.len(),
-                all.len()
-            );
-            omp.places = Some(herd::topology::PlacesSpec::Abstract(kind, Some(all.len())));
         }
     }
     let mut herd = crate::env::apply(&omp, herd);

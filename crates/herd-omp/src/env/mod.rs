@@ -251,6 +251,18 @@ pub enum ProcBind {
 }
 
 impl ProcBind {
+    /// Decodes `omp_proc_bind_t` / the `proc_bind` clause gcc passes in
+    /// `GOMP_parallel`'s flags (0, `false`, and unknown values: none).
+    pub(crate) fn from_raw(v: u32) -> Option<ProcBind> {
+        match v {
+            1 => Some(ProcBind::True),
+            2 => Some(ProcBind::Primary),
+            3 => Some(ProcBind::Close),
+            4 => Some(ProcBind::Spread),
+            _ => None,
+        }
+    }
+
     /// The name used in the report, as libgomp 12 prints it (`primary` is
     /// printed `MASTER`).
     pub fn name(self) -> &'static str {

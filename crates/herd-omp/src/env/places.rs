@@ -6,8 +6,10 @@
 //! warning names what was dropped.
 //!
 //! Only explicit lists are filtered: the abstract names (`threads`, `cores`,
-//! ...) are built from the usable CPUs already. `HERD_PLACES` is herd's own
-//! setting and stays strict (an unusable CPU is an error there).
+//! ...) are built from the usable CPUs already; an abstract count beyond what
+//! exists (`cores(64)` on 16 cores) is cut to what exists, with a warning
+//! (libgomp cuts it silently). `HERD_PLACES` is herd's own setting and stays
+//! strict (an unusable CPU or a count too large is an error there).
 //!
 //! One difference: libgomp rejects the whole list (and binds nothing) when a
 //! CPU number lies past its CPU set (the configured CPUs rounded up to 64);
@@ -68,6 +70,28 @@ pub fn usable_places(spec: &PlacesSpec, usable: &[u32]) -> (Option<PlacesSpec>, 
 }
 
 impl OmpEnv {
+    /// Fits `OMP_PLACES` to what this process can use on `topo` (see the
+    /// module documentation); returns the warning to print, if any.
+    pub fn fit_places(&mut self, topo: &herd::Topology) -> Option<String> {
+        match self.places {
+            Some(PlacesSpec::Explicit(_)) => {
+                let usable: Vec<u32> = topo.pus().iter().map(|p| p.os_index).collect();
+                self.keep_usable_places(&usable)
+            }
+            Some(PlacesSpec::Abstract(kind, Some(n))) => {
+                let exist = PlacesSpec::Abstract(kind, None).resolve(topo).map_or(n, |p| p.len());
+                (n > exist).then(|| {
+                    self.places = Some(PlacesSpec::Abstract(kind, Some(exist)));
+                    format!(
+                        "{PLACES}={}({n}) asks for {n} places but only {exist} exist among the usable CPUs; using {exist}",
+                        kind.name()
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Restricts `OMP_PLACES` to the `usable` OS CPU numbers (see the module
     /// documentation); returns the warning to print, if any.
     pub fn keep_usable_places(&mut self, usable: &[u32]) -> Option<String> {
