@@ -1,5 +1,6 @@
 //! Recursive Fibonacci with a `join` at every level (no cutoff), on 1 and on
-//! all participants, against the plain sequential function.
+//! all participants, against the plain sequential function; with the
+//! scheduling counters of one run (jobs run, stolen, failed steals, idle).
 //!
 //! `cargo run --release -p herd --example fib -- 30`
 
@@ -40,7 +41,19 @@ fn main() -> Result<(), herd::Error> {
     for threads in 1..=max {
         let pool = herd::Pool::builder().num_threads(threads).build()?;
         let t = best_of(5, || pool.install(|| fib(black_box(n))));
-        println!("herd fib({n}), {threads} participant(s): {:.2} ms ({:.2}x sequential)", t * 1e3, t / seq);
+        pool.reset_stats();
+        pool.install(|| fib(black_box(n)));
+        let st = pool.stats();
+        let sum = |f: fn(&herd::WorkerStats) -> u64| st.iter().map(f).sum::<u64>();
+        println!(
+            "herd fib({n}), {threads} participant(s): {:.2} ms ({:.2}x sequential); one run: {} jobs run, {} stolen, {} failed steals, idle {:.2} ms",
+            t * 1e3,
+            t / seq,
+            sum(|s| s.tasks),
+            sum(|s| s.local_steals + s.stolen_tasks),
+            sum(|s| s.failed_steals),
+            sum(|s| s.idle_ns) as f64 / 1e6
+        );
     }
     Ok(())
 }

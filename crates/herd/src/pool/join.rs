@@ -1,20 +1,25 @@
 //! `join(a, b)`: run two closures, potentially in parallel.
 //!
-//! Lazy splitting: `b` is made stealable only when none of the jobs the
-//! caller queued is still waiting — its own deque is empty (`ws`), or no job
-//! it pushed is left in its shared queue (`mts`, `central`, `fifo` count each
-//! slot's queued jobs) — i.e. when no stealable work of this participant is
-//! already waiting (Tzannes et al.'s lazy binary splitting). Otherwise `a` and `b` run inline
-//! like plain calls — one thread-local read and a read of the worker's own
-//! queued-job count (`sched::Pending`) — which
-//! keeps fine-grained recursion (fib without cutoff) close to serial speed,
-//! while every idle participant still finds the oldest, largest piece of work
-//! to steal.
+//! Exposing work: `b` is recorded as a continuation of this participant
+//! (`lazy.rs`), and work is made stealable only when none of the jobs the
+//! caller queued is still waiting (`sched::Pending`: its own deque is empty
+//! under `ws`, no job it pushed is left in its shared queue under `mts`,
+//! `central`, `fifo`) — and then it is the participant's *oldest* recorded
+//! continuation that is queued, the largest piece it holds, not
+//! necessarily this `b`. A join that exposes nothing costs a few stores to
+//! the participant's own line (no fence, no shared write), which keeps
+//! fine-grained recursion (fib without cutoff) close to serial speed, while
+//! idle participants steal the shallowest pending continuations, as from
+//! Rayon's always-push deque. Where recording is off (inside a lightweight
+//! thread, or deeper than `lazy::CAPACITY` joins) the older rule applies:
+//! push this `b` when nothing of ours is queued, else run inline (lazy
+//! binary splitting, Tzannes et al.).
 //!
-//! When `b` is pushed: run `a` (catching a panic), then take `b` back if
-//! nobody stole it (`Scheduler::reclaim`: exactly `b` from a shared queue,
-//! so that two joiners never swap continuations) and run it inline; otherwise wait on `b`'s latch, running other
-//! jobs meanwhile.
+//! When `a` returns and `b` was not exposed, `b` runs inline like a plain
+//! call. When it was: take it back if nobody stole it
+//! (`Scheduler::reclaim`: exactly `b` from a shared queue, so that two
+//! joiners never swap continuations) and run it inline; otherwise wait on
+//! `b`'s latch, running other jobs meanwhile.
 //!
 //! Panics follow Rayon: `b` always runs, even when `a` panicked (inline
 //! after `a`, or wherever it was stolen to, awaited), and only then does the
@@ -22,9 +27,10 @@
 //! continues (`b`'s payload is dropped). The inline paths catch `a`'s panic
 //! too; catching costs nothing unless something panics.
 
+use super::lazy;
 use super::registry::Registry;
 use super::worker::with_current;
-use crate::sched::{JobResult, Reclaim, Scheduler, StackJob};
+use crate::sched::{JobRef, JobResult, Reclaim, Scheduler, StackJob};
 use crate::sync::SetLatch;
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
@@ -75,14 +81,115 @@ where
     RA: Send,
     RB: Send,
 {
-    if reg.num_threads() == 1 || !reg.pending.none(slot) {
-        let ra = match panic::catch_unwind(AssertUnwindSafe(a)) {
-            Ok(ra) => ra,
-            Err(p) => run_then_resume(b, p),
-        };
-        return (ra, b());
+    if reg.num_threads() > 1 {
+        if lazy::recording() {
+            return join_recorded(reg, slot, a, b);
+        }
+        // Deeper than `lazy::CAPACITY` joins, or in a lightweight thread:
+        // lazy binary splitting, an older continuation first.
+        if reg.pending.none(slot) && !expose_older(reg, slot) {
+            return join_pushed(reg, slot, a, b);
+        }
     }
-    join_split(reg, slot, a, b)
+    join_inline(a, b)
+}
+
+/// Queues the participant's oldest unexposed continuation, if it has one.
+#[inline(never)]
+fn expose_older(reg: &Registry, slot: usize) -> bool {
+    match reg.lazy(slot).expose_oldest() {
+        Some(oldest) => {
+            reg.push_job(slot, oldest);
+            true
+        }
+        None => false,
+    }
+}
+
+/// `join` with `b` recorded as a continuation (see the module documentation).
+/// Out of line: only the shallowest joins of a participant's stack come
+/// here, and keeping this path out of `join_in` lets the compiler optimise
+/// the deep recursion of fine-grained trees as it does plain calls (inlined,
+/// it made fib(30) on one participant 1.5x slower).
+#[inline(never)]
+fn join_recorded<A, B, RA, RB>(reg: &Registry, slot: usize, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let lazy = reg.lazy(slot);
+    let _level = lazy::descend();
+    let job_b = StackJob::new(|_migrated| b(), SetLatch::new(reg.parker(slot)));
+    // SAFETY: `job_b` does not move until its entry is popped below (a panic
+    // of `a` is caught first) and, if it was exposed, `take_back` has taken
+    // it back from the queue or seen its latch set.
+    let job_ref = unsafe { job_b.as_job_ref() };
+    let index = lazy.record(job_ref);
+    if reg.pending.none(slot) {
+        let oldest = lazy.expose_oldest().expect("an entry was just recorded");
+        reg.push_job(slot, oldest);
+    }
+    let ra = panic::catch_unwind(AssertUnwindSafe(a));
+    if lazy.pop(index) && !take_back(reg, slot, &job_b, job_ref) {
+        return thief_ran(ra, job_b);
+    }
+    match ra {
+        Ok(ra) => (ra, job_b.run_inline()),
+        Err(p) => run_then_resume(|| job_b.run_inline(), p),
+    }
+}
+
+/// `join` with this `b` queued at once (lazy binary splitting).
+#[inline(never)]
+fn join_pushed<A, B, RA, RB>(reg: &Registry, slot: usize, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(|_migrated| b(), SetLatch::new(reg.parker(slot)));
+    // SAFETY: `job_b` does not move until `take_back` has taken it back from
+    // the queue or seen its latch set.
+    let job_ref = unsafe { job_b.as_job_ref() };
+    reg.push_job(slot, job_ref);
+    let ra = panic::catch_unwind(AssertUnwindSafe(a));
+    if !take_back(reg, slot, &job_b, job_ref) {
+        return thief_ran(ra, job_b);
+    }
+    match ra {
+        Ok(ra) => (ra, job_b.run_inline()),
+        Err(p) => run_then_resume(|| job_b.run_inline(), p),
+    }
+}
+
+/// The results once a thief has run `b` (`a`'s panic wins).
+fn thief_ran<F, RA, RB>(ra: std::thread::Result<RA>, job_b: StackJob<SetLatch, F, RB>) -> (RA, RB)
+where
+    F: FnOnce(bool) -> RB + Send,
+    RB: Send,
+{
+    let rb = job_b.into_result();
+    match ra {
+        Err(p) => panic::resume_unwind(p),
+        Ok(ra) => (ra, JobResult::into_return_value(rb)),
+    }
+}
+
+/// `a` then `b` on the calling thread, with `join`'s panic rules.
+#[inline(always)]
+fn join_inline<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce() -> RB,
+{
+    let ra = match panic::catch_unwind(AssertUnwindSafe(a)) {
+        Ok(ra) => ra,
+        Err(p) => run_then_resume(b, p),
+    };
+    (ra, b())
 }
 
 /// `a` panicked with `p`: run `b` (dropping a panic of its own), then go on
@@ -94,45 +201,29 @@ fn run_then_resume<RB>(b: impl FnOnce() -> RB, p: Box<dyn Any + Send>) -> ! {
     panic::resume_unwind(p)
 }
 
+/// `b` (`job_b`, queued as `job_ref`) was exposed and `a` has returned:
+/// true when it was taken back from the queue (nobody stole it; the caller
+/// runs it inline), false once its thief has run it (its latch is set).
+/// Other jobs run meanwhile.
 #[inline(never)]
-fn join_split<A, B, RA, RB>(reg: &Registry, slot: usize, a: A, b: B) -> (RA, RB)
+fn take_back<F, RB>(reg: &Registry, slot: usize, job_b: &StackJob<SetLatch, F, RB>, job_ref: JobRef) -> bool
 where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
+    F: FnOnce(bool) -> RB + Send,
     RB: Send,
 {
-    let job_b = StackJob::new(|_migrated| b(), SetLatch::new(reg.parker(slot)));
-    // SAFETY: `job_b` stays on this frame until it ran (latch set) or was popped back.
-    let job_ref = unsafe { job_b.as_job_ref() };
-    reg.push_job(slot, job_ref);
-
-    let ra = panic::catch_unwind(AssertUnwindSafe(a));
-
     loop {
         if job_b.latch.probe() {
-            break;
+            return false;
         }
         // SAFETY: the caller occupies `slot`.
         match unsafe { reg.sched.reclaim(slot, job_ref) } {
-            Reclaim::Mine => {
-                // Nobody stole `b`.
-                return match ra {
-                    Ok(ra) => (ra, job_b.run_inline()),
-                    Err(p) => run_then_resume(|| job_b.run_inline(), p),
-                };
-            }
+            Reclaim::Mine => return true,
             Reclaim::Other(other) => reg.run_job(slot, other),
             Reclaim::Gone => {
                 reg.wait_until(Some(slot), reg.parker(slot), |_| job_b.latch.probe());
-                break;
+                return false;
             }
         }
-    }
-    let rb = job_b.into_result();
-    match (ra, rb) {
-        (Err(p), _) => panic::resume_unwind(p),
-        (Ok(ra), rb) => (ra, JobResult::into_return_value(rb)),
     }
 }
 

@@ -10,6 +10,7 @@ mod builder;
 mod idle;
 mod info;
 mod join;
+mod lazy;
 pub(crate) mod limits;
 mod loops;
 mod master;
@@ -32,7 +33,7 @@ pub(crate) use idle::wait_current;
 pub(crate) use registry::Registry;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
-pub(crate) use worker::{current_arc, slot_in, with_current};
+pub(crate) use worker::{current_arc, slot_in, with_current, without_lazy_joins};
 
 /// A pool of participants; see the crate documentation.
 pub struct Pool {

@@ -15,6 +15,7 @@
 //! non-master-last persistent dispatch a persistent *proxy* thread occupies
 //! slot 0 for the region while the master waits on its own parker.
 
+use super::lazy::LazyJoins;
 use super::port::Port;
 use super::tree::WakeTree;
 use crate::config::Sched;
@@ -41,6 +42,8 @@ pub(crate) struct Registry {
     pub(crate) sched: Queues,
     /// Per slot, its jobs still queued: `join`'s lazy-splitting test.
     pub(crate) pending: Arc<Pending>,
+    /// Per slot, the `join` continuations not yet exposed (`lazy.rs`).
+    lazy: Box<[CachePadded<LazyJoins>]>,
     /// The locality domains (`HERD_SHEPHERD`).
     pub(crate) shepherds: Shepherds,
     /// Per-slot scheduling counters.
@@ -110,6 +113,7 @@ impl Registry {
             spin,
             sched: Queues::new(sched, &shepherds, steal_chunk, &pending),
             pending,
+            lazy: (0..n).map(|_| CachePadded::new(LazyJoins::default())).collect(),
             counters: AllCounters::new(n),
             limits: shepherds.members.iter().map(|m| CachePadded::new(AtomicUsize::new(m.len()))).collect(),
             shepherds,
@@ -164,6 +168,12 @@ impl Registry {
     #[inline]
     pub(crate) fn parker(&self, slot: usize) -> &Parker {
         &self.slots[slot].parker
+    }
+
+    /// The `join` continuations of the occupant of `slot` (only it may call).
+    #[inline]
+    pub(crate) fn lazy(&self, slot: usize) -> &LazyJoins {
+        &self.lazy[slot]
     }
 
     /// Which scheduler this pool runs.

@@ -3,6 +3,7 @@
 //! calling thread occupies (`CURRENT`), with the one safe way to reach it.
 
 use super::idle::AdaptiveSpin;
+use super::lazy::{self, LazyOff};
 use super::port::{ADDRESS_BITS, TERMINATE};
 use super::region::Region;
 use super::registry::Registry;
@@ -29,19 +30,21 @@ fn current() -> (*const Registry, usize) {
 /// Restores the previous occupancy when dropped (also on unwinding).
 pub(crate) struct Occupancy {
     prev: (*const Registry, usize),
+    prev_depth: u32,
 }
 
 impl Occupancy {
     /// Marks the calling thread as the occupant of `slot` of `reg`.
     pub(crate) fn enter(reg: &Registry, slot: usize) -> Occupancy {
         let prev = CURRENT.with(|c| c.replace((reg as *const Registry, slot)));
-        Occupancy { prev }
+        Occupancy { prev, prev_depth: lazy::swap_depth(0) }
     }
 }
 
 impl Drop for Occupancy {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(self.prev));
+        lazy::swap_depth(self.prev_depth);
     }
 }
 
@@ -59,6 +62,14 @@ pub(crate) fn with_current<R>(f: impl FnOnce(Option<(&Registry, usize)>) -> R) -
     // SAFETY: see above: a non-null `CURRENT` names a live registry for at
     // least as long as this call.
     f(unsafe { reg.as_ref() }.map(|r| (r, slot)))
+}
+
+/// Runs `f` (a lightweight thread's resumption) with `join`'s continuation
+/// recording off on the participant the calling thread occupies, if any
+/// (`lazy.rs`).
+pub(crate) fn without_lazy_joins<R>(f: impl FnOnce() -> R) -> R {
+    let _off = LazyOff::new();
+    f()
 }
 
 /// The slot the calling thread occupies in `reg`, if it is a participant of it.

@@ -50,7 +50,7 @@ mod stack;
 pub use stack::size as stack_size;
 
 use crate::block::waiter::{Blockable, UltState, Waiter};
-use crate::pool::{current_arc, global_registry, with_current, Registry};
+use crate::pool::{current_arc, global_registry, with_current, without_lazy_joins, Registry};
 use crate::sched::JobRef;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -272,7 +272,9 @@ unsafe fn run<S: FnOnce(std::io::Result<()>) + Send + 'static>(data: *const ()) 
         let r = {
             let _current = Resuming::enter(core_ptr);
             let _guard = guard::Running::enter(core.guard.get(), stack::size());
-            coroutine.resume(())
+            // It may suspend inside a `join` and resume on another worker:
+            // no join continuation of it is recorded on this participant.
+            without_lazy_joins(|| coroutine.resume(()))
         };
         match r {
             CoroutineResult::Return(()) => {
