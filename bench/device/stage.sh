@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Stages what the thread sweeps need on a machine without a Rust toolchain or
+# libomp (the 16-core device of BENCHMARKS.md): stripped driver binaries, the
+# gcc-built C programs, herd's libgomp.so.1, and the peer runtimes of this
+# machine (Debian 12's libgomp 12 and LLVM 14's libomp), into DIR (default
+# .dev, which must be ignored by git). Run from the repository root after
+# building: make -C bench c-programs; cargo build --release -p herd-bench
+# -p herd-cli -p herd-omp; bash crates/herd-omp/link.sh.
+# Then on the other machine: bash bench/device/sweep.sh DIR OUTDIR.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=${1:-.dev}
+t=${CARGO_TARGET_DIR:-target}/release
+rm -rf "$dir"
+mkdir -p "$dir/bin/gomp" "$dir/c" "$dir/lib" "$dir/omp"
+for b in compare omp-compare tasks bench-region bench-fib bench-loops herd; do
+    strip -o "$dir/bin/$b" "$t/$b"
+done
+strip -o "$dir/bin/gomp/libgomp.so.1" "$t/gomp/libgomp.so.1"
+strip -o "$dir/bin/libherd_omp.so" "$t/libherd_omp.so"
+find bench/build -maxdepth 1 -type f -perm -u+x -exec cp {} "$dir/c/" \;
+# The peers, as this machine has them (the device has neither).
+cp -L /usr/lib/x86_64-linux-gnu/libgomp.so.1 "$dir/lib/"
+cp -L "$(ls /usr/lib/llvm-*/lib/libomp.so.5 | head -1)" "$dir/lib/libomp.so.5"
+cp -L /lib/x86_64-linux-gnu/libhwloc.so.15 /lib/x86_64-linux-gnu/libudev.so.1 "$dir/lib/"
+# The issue-14 construct benchmarks (bench/omp_*.c), built here with gcc 12.
+for src in bench/omp_*.c; do
+    gcc -O2 -fopenmp -o "$dir/omp/$(basename "$src" .c)" "$src" -lm
+done
+du -sh "$dir"

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Thread sweeps on a machine where only staged binaries exist (see
+# bench/device/stage.sh): herd vs Rayon vs libgomp vs libomp. Each step runs
+# under `timeout` and its results are packed into OUT/<step>.tgz as soon as
+# it ends, so a step cut short loses only itself.
+#   bash bench/device/sweep.sh DIR OUT STEP[,STEP..] [THREADS]
+# Steps: probe, compare (region/fib/loops), epcc, omp-tasks (fib, nqueens,
+# msort, sparselu under the OpenMP runtimes), tasks (herd's task suite vs
+# Rayon), constructs (bench/omp_*.c: task reductions, teams, cancel,
+# doacross when staged). THREADS defaults to 1,2,4,8,16.
+set -uo pipefail
+D=$(cd "$1" && pwd) OUT=$2 steps=$3 T=${4:-1,2,4,8,16}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+R=/tmp/herd-sweep
+mkdir -p "$R"
+max=${T##*,}
+pack() { (cd "$R" && tar czf "$OUT/$1.tgz" "$1") 2>/dev/null; }
+step() { # name timeout command...
+    local name=$1 secs=$2; shift 2
+    mkdir -p "$R/$name"
+    echo "=== $name ($(date +%T))"
+    timeout "$secs" "$@" >"$R/$name/log.txt" 2>&1
+    echo "=== $name rc=$? ($(date +%T))"
+    pack "$name"
+}
+for s in ${steps//,/ }; do
+    case $s in
+    probe)
+        mkdir -p "$R/probe"
+        { lscpu; echo; uname -a; nproc; echo; "$D/bin/herd" topo; echo; gcc --version 2>&1 | head -1;
+          ldconfig -p | grep -E 'libgomp|libomp|hwloc' ; } >"$R/probe/log.txt" 2>&1
+        grep -E 'Model name|^CPU\(s\)|NUMA node|L3' "$R/probe/log.txt"; pack probe ;;
+    compare)
+        step compare 300 "$D/bin/compare" --rounds 5 --threads "$T" --c-dir "$D/c" \
+            --libomp "$D/lib/libomp.so.5" --out-dir "$R/compare" --name dev ;;
+    epcc)
+        step epcc 420 "$D/bin/omp-compare" --only epcc --quick --threads "$T" --c-dir "$D/c" \
+            --libomp "$D/lib/libomp.so.5" --out-dir "$R/epcc" --name dev-epcc ;;
+    omp-tasks)
+        step omp-tasks 420 "$D/bin/omp-compare" --only fib,nqueens,msort,sparselu --quick --threads "$T" \
+            --c-dir "$D/c" --libomp "$D/lib/libomp.so.5" --out-dir "$R/omp-tasks" --name dev-tasks ;;
+    tasks)
+        step tasks 420 "$D/bin/tasks" --rounds 1 --threads "$T" --out-dir "$R/tasks" --name dev-suite ;;
+    constructs)
+        mkdir -p "$R/constructs/libomp"; ln -sfn "$D/lib/libomp.so.5" "$R/constructs/libomp/libgomp.so.1"
+        {
+            for r in 1 2 3; do
+                for rt in libgomp libomp herd; do
+                    case $rt in libgomp) L=$D/lib ;; libomp) L=$R/constructs/libomp ;; herd) L=$D/bin/gomp ;; esac
+                    for p in "$D"/omp/*; do
+                        OMP_NUM_THREADS=$max LD_LIBRARY_PATH=$L:$D/lib timeout 60 "$p" 2>&1 | sed "s/^/round=$r rt=$rt prog=$(basename "$p") /"
+                    done
+                done
+            done
+        } >"$R/constructs/log.txt" 2>&1
+        cat "$R/constructs/log.txt"; pack constructs ;;
+    *) echo "sweep.sh: unknown step $s" >&2 ;;
+    esac
+done
