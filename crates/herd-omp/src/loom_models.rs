@@ -245,7 +245,7 @@ fn drain_counts_and_wakes() {
                 done_b.store(true, Ordering::Relaxed);
                 team.task_finished(1, 0); // B finishes
             }
-            team.drain(me, 0);
+            team.drain(me, 0, |_| false);
             assert!(done_b.load(Ordering::Relaxed), "left the drain while task B was outstanding");
         });
     });

@@ -1,11 +1,12 @@
 //! `taskgroup`: counts every task created while it is innermost,
 //! descendants included, and waits for the count to reach zero at its end.
+//! A `cancel taskgroup` sets its `cancelled` word (see `cancel`).
 
 use super::record::current;
 use crate::team::Team;
 use crate::thread;
 use crate::wait::{self, Observe};
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A `taskgroup` region.
 pub(crate) struct TaskGroup {
@@ -14,6 +15,36 @@ pub(crate) struct TaskGroup {
     /// Team number of the thread that waits at its end.
     pub(super) waiter: usize,
     pub(super) team: *const Team,
+    /// Set once by `cancel taskgroup`; read when its tasks start.
+    pub(super) cancelled: AtomicBool,
+}
+
+/// Cancels group `g` (`cancel taskgroup`; null: no enclosing group).
+pub(crate) fn cancel(g: *const TaskGroup) {
+    // SAFETY: the canceller's innermost group is alive (it ends only after
+    // the task that encounters the cancel).
+    if let Some(g) = unsafe { g.as_ref() } {
+        if !g.cancelled.load(Ordering::Relaxed) {
+            g.cancelled.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// Whether group `g` or a group enclosing it was cancelled: its tasks that
+/// have not started are discarded, and its running ones see cancellation
+/// points true. (A task of an inner group belongs to the outer one's
+/// taskgroup set too.)
+pub(crate) fn cancelled(mut g: *const TaskGroup) -> bool {
+    // SAFETY: each group of the chain is alive: the task asking is counted
+    // in `g` (or runs it), and a group outlives the task that runs its
+    // region, which is counted in (or runs) the group enclosing it.
+    while let Some(group) = unsafe { g.as_ref() } {
+        if group.cancelled.load(Ordering::Acquire) {
+            return true;
+        }
+        g = group.prev;
+    }
+    false
 }
 
 /// `GOMP_taskgroup_start`.
@@ -25,6 +56,7 @@ pub(crate) fn taskgroup_start() {
             prev: task.group.get(),
             waiter: ts.num.get() as usize,
             team: task.team.get(),
+            cancelled: AtomicBool::new(false),
         });
         task.group.set(Box::into_raw(g));
     })
