@@ -169,6 +169,9 @@ configs() {
         printf 'T2/max_active_levels=2\tOMP_NUM_THREADS=2 EXPECT_THREADS=2 OMP_MAX_ACTIVE_LEVELS=2 EXPECT_MAX_ACTIVE_LEVELS=2\n'
         printf 'T3/max_active_levels=1\tOMP_NUM_THREADS=3 EXPECT_THREADS=3 OMP_MAX_ACTIVE_LEVELS=1 EXPECT_MAX_ACTIVE_LEVELS=1\n'
         ;;
+    cancel)
+        for k in 1 2 3 4; do printf 'T%s/cancellation\tOMP_NUM_THREADS=%s OMP_CANCELLATION=true\n' $k $k; done
+        ;;
     teams_icv)
         printf 'teams=4/ttl=6\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4 OMP_TEAMS_THREAD_LIMIT=6 EXPECT_TEAMS_THREAD_LIMIT=6\n'
         ;;
