@@ -236,3 +236,79 @@ pub unsafe extern "C" fn GOMP_loop_end_cancel() -> bool {
 pub unsafe extern "C" fn GOMP_sections_end_cancel() -> bool {
     end_cancel()
 }
+
+/// loom models of the cancellable barrier (`make test-loom`): members that
+/// sleep in it are woken when another member cancels, whether the others
+/// are at a cancellation point or in the barrier, and the reset team passes
+/// a plain barrier afterwards (a lost wake-up is a loom deadlock).
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+    use loom::sync::Arc;
+
+    /// Runs `f(team, me)` as members `0..n` of `team` on loom threads that
+    /// sleep on their model parkers; returns each member's result.
+    fn members<R: Send + 'static>(
+        team: &Arc<Team>,
+        f: impl Fn(&Team, usize) -> R + Send + Sync + 'static,
+    ) -> Vec<R> {
+        let f = Arc::new(f);
+        let handles: Vec<_> = (1..team.n)
+            .map(|me| {
+                let (t, f) = (team.clone(), f.clone());
+                loom::thread::spawn(move || {
+                    wait::model_enter(&t.model_parkers[me]);
+                    f(&t, me)
+                })
+            })
+            .collect();
+        wait::model_enter(&team.model_parkers[0]);
+        let mut out = vec![f(team, 0)];
+        out.extend(handles.into_iter().map(|h| h.join().unwrap()));
+        out
+    }
+
+    /// A chain of three (fan-in 2: 0 ← 1 ← 2): the leaf cancels, the root
+    /// and the middle member sleep in the cancellable barrier. Both leave
+    /// it with the region cancelled; after the master's reset, the team
+    /// passes a plain barrier.
+    #[test]
+    fn cancel_wakes_barrier_sleepers() {
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound = Some(2);
+        b.check(|| {
+            let team = Arc::new(Team::with_fanin(3, None, 2));
+            let got = members(&team, |team, me| {
+                if me == 2 {
+                    cancel_region(team, me);
+                    true
+                } else {
+                    barrier(team, me, 0).1
+                }
+            });
+            assert!(got.iter().all(|&c| c), "a member left the barrier without seeing the cancellation");
+            assert!(end_region(&team, 0));
+            let epochs = members(&team, |team, me| team.barrier(me, 0));
+            assert!(epochs.iter().all(|&e| e == 1));
+        });
+    }
+
+    /// Three members in a chain: the root cancels while the others are
+    /// inside the cancellable barrier or arriving at it.
+    #[test]
+    fn root_cancels_tree() {
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound = Some(2);
+        b.check(|| {
+            let team = Arc::new(Team::with_fanin(3, None, 2));
+            members(&team, |team, me| {
+                if me == 0 {
+                    cancel_region(team, me);
+                } else {
+                    assert!(barrier(team, me, 0).1);
+                }
+            });
+            assert!(end_region(&team, 0));
+        });
+    }
+}
