@@ -39,30 +39,11 @@ pub unsafe extern "C" fn GOMP_parallel_reductions(
     crate::parallel::parallel_reductions(f, data, num_threads, flags)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_cancel(_which: c_int, do_cancel: bool) -> bool {
-    if do_cancel && crate::runtime::global().cancellation {
-        unsupported("GOMP_cancel (cancellation with OMP_CANCELLATION=true)");
-    }
-    false
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_cancellation_point(_which: c_int) -> bool {
-    false
-}
-
 // ------------------------------------------------------------- barrier --
 
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_barrier() {
     sync::barrier()
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_barrier_cancel() -> bool {
-    sync::barrier();
-    false
 }
 
 // ------------------------------------------------------------ critical --
@@ -297,12 +278,6 @@ pub unsafe extern "C" fn GOMP_loop_end() {
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_loop_end_nowait() {
     ws::loop_end(false)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_loop_end_cancel() -> bool {
-    ws::loop_end(true);
-    false
 }
 
 // ---------------------------------------------------------- ull loops --
@@ -585,12 +560,6 @@ pub unsafe extern "C" fn GOMP_sections_end() {
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_sections_end_nowait() {
     ws::loop_end(false)
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_sections_end_cancel() -> bool {
-    ws::loop_end(true);
-    false
 }
 
 #[no_mangle]

@@ -9,13 +9,14 @@
 //! environment), `runtime` (the pools teams run on), `team` (a region's
 //! threads, barrier, worksharing ring), `parallel` (forming teams), `ws`
 //! (loops, sections, single), `task` (tasks, dependences, taskgroups,
-//! taskloop), `sync` (critical, atomic, locks), and the C entry points in
+//! taskloop), `cancel` (cancellation), `sync` (critical, atomic, locks), and the C entry points in
 //! `abi` (`GOMP_*`) and `api` (`omp_*`).
 
 mod abi;
 mod affinity_format;
 mod allocator;
 mod api;
+mod cancel;
 mod display;
 pub mod env;
 mod fortran;

@@ -34,6 +34,9 @@ pub(crate) struct WorkShare {
     left: AtomicU32,
     /// Next iteration index to hand out (dynamic, guided, sections).
     next: AtomicU64,
+    /// Nonzero once a member cancelled this loop or sections (`cancel`):
+    /// no more chunks are handed out. Reset by the initialiser.
+    cancelled: AtomicU32,
     /// Ordered loops: the first index of the chunk whose turn it is.
     turn: AtomicU64,
     /// `copyprivate`: the single thread's data.
@@ -89,6 +92,7 @@ impl WorkShare {
             state: AtomicU64::new(4 * s),
             left: AtomicU32::new(0),
             next: AtomicU64::new(0),
+            cancelled: AtomicU32::new(0),
             turn: AtomicU64::new(0),
             copy: AtomicPtr::new(std::ptr::null_mut()),
             params: UnsafeCell::new(LoopParams::default()),
@@ -202,6 +206,7 @@ fn await_ready(ws: &WorkShare, ts: &ThreadState) {
 
 /// The calling member is done with its current construct.
 pub(crate) fn leave(team: &Team, ts: &ThreadState) {
+    ts.ws_open.set(false);
     let s = ts.ws_cur.get();
     let ws = &*team.ws[(s % WS_RING as u64) as usize];
     if ws.left.fetch_add(1, Ordering::AcqRel) + 1 == team.n as u32 {
@@ -296,6 +301,7 @@ fn init_loop(ws: &WorkShare, p: LoopParams, mem: Option<*mut *mut libc::c_void>)
         }
     }
     ws.next.store(0, Ordering::Relaxed);
+    ws.cancelled.store(0, Ordering::Relaxed);
     ws.turn.store(0, Ordering::Relaxed);
 }
 
@@ -315,9 +321,10 @@ pub(crate) fn prepare_first(team: &Team, p: LoopParams) {
 /// entry is made free for the next construct number that maps to it. The
 /// reset is needed because gcc's combined `parallel loop` bodies may compute
 /// a static schedule themselves and never call `GOMP_loop_end*` for the
-/// prepared construct.
-pub(crate) fn finish_region(team: &Team, next: u64) {
-    if next == team.ws_base.get() {
+/// prepared construct, and members of a cancelled region leave constructs
+/// without leaving them (`force`: the region was cancelled).
+pub(crate) fn finish_region(team: &Team, next: u64, force: bool) {
+    if next == team.ws_base.get() && !force {
         return;
     }
     team.ws_base.set(next);
@@ -340,6 +347,7 @@ pub(crate) fn enter_prepared(ts: &ThreadState) -> u64 {
     let s = ts.ws_next.get();
     ts.ws_next.set(s + 1);
     ts.ws_cur.set(s);
+    ts.ws_open.set(true);
     ts.static_trip.set(0);
     ts.ordered_chunk.set(None);
     s
@@ -354,6 +362,11 @@ pub(crate) fn loop_next() -> Option<(u64, u64)> {
         let p = ws.params();
         if p.ordered {
             finish_ordered_chunk(team, ws, ts);
+        }
+        // Cancelled (`cancel for`/`sections`): no more chunks. The word is
+        // on the entry's line, which a dynamic loop touches anyway.
+        if ws.cancelled.load(Ordering::Relaxed) != 0 {
+            return None;
         }
         let (a, b) = match p.kind {
             SchedKind::Static | SchedKind::Auto => {
@@ -507,6 +520,20 @@ pub(crate) fn model_claims(team: &Team, ts: &ThreadState, p: LoopParams) -> Vec<
     }
     leave(team, ts);
     out
+}
+
+/// `cancel for`/`sections` by a member inside the library-scheduled
+/// construct it is in (`ts.ws_open`): stops handing out its chunks.
+pub(crate) fn cancel_current(team: &Team, ts: &ThreadState) {
+    let ws = current(team, ts);
+    if ws.cancelled.load(Ordering::Relaxed) == 0 {
+        ws.cancelled.store(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether the library-scheduled construct the caller is in was cancelled.
+pub(crate) fn current_cancelled(team: &Team, ts: &ThreadState) -> bool {
+    current(team, ts).cancelled.load(Ordering::Relaxed) != 0
 }
 
 // ------------------------------------------------------------- sections --

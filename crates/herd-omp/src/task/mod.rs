@@ -32,6 +32,7 @@ mod record;
 mod reduction;
 mod taskloop;
 
+pub(crate) use group::{cancel as cancel_group, cancelled as group_cancelled, TaskGroup};
 pub(crate) use group::{taskgroup_end, taskgroup_start};
 pub(crate) use record::{current, Task};
 pub(crate) use reduction::RegionReductions;
@@ -96,6 +97,11 @@ pub(crate) struct Spawn {
 pub(crate) fn spawn(s: Spawn) {
     thread::with(|ts| {
         let enc = encounter(ts);
+        if crate::cancel::enabled() && crate::cancel::task_cancelled(enc.team, enc.parent.group.get()) {
+            // A cancelled region or taskgroup creates no task (libgomp's
+            // GOMP_task does the same).
+            return;
+        }
         let final_ = enc.parent.in_final.get() || s.flags & FLAG_FINAL != 0;
         let deps = if s.flags & FLAG_DEPEND != 0 && !s.depend.is_null() {
             // SAFETY: gcc's depend array.
@@ -238,6 +244,7 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
         unsafe { (task as *const Task as *mut u8).add(offset) } as *mut c_void,
     );
     task.layout.set(Some(layout));
+    task.must_run.set(s.cpyfn.is_some());
     let mut group = task.group.get();
     // SAFETY: the group outlives its tasks. A region's reduction group is
     // not waited for (the region's end is): no count.
@@ -293,8 +300,16 @@ unsafe fn run_deferred(p: *const ()) {
         ts.num.set(num as u32);
         ts.task.set(task);
         let f = task.func.get().expect("deferred task has a body");
-        // SAFETY: gcc's outlined body with the task's own argument block.
-        unsafe { f(task.data.get()) };
+        // Discarded when its region or taskgroup was cancelled before it
+        // started: completed without running its body (`finish` below).
+        // SAFETY: the team outlives its tasks.
+        let discard = crate::cancel::enabled()
+            && !task.must_run.get()
+            && crate::cancel::task_cancelled(unsafe { task.team.get().as_ref() }, task.counted_in.get());
+        if !discard {
+            // SAFETY: gcc's outlined body with the task's own argument block.
+            unsafe { f(task.data.get()) };
+        }
         ts.team.set(team);
         ts.num.set(n);
         ts.task.set(cur);

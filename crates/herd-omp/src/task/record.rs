@@ -47,6 +47,9 @@ pub(crate) struct Task {
     pub(super) func: Cell<Option<TaskFn>>,
     pub(super) data: Cell<*mut c_void>,
     pub(super) layout: Cell<Option<Layout>>,
+    /// Its arguments were copy-constructed (gcc's copy function): it runs
+    /// even when cancelled, so that its body destroys them (as libgomp).
+    pub(super) must_run: Cell<bool>,
 }
 
 // SAFETY: the `Cell`/`UnsafeCell` fields are used only by the thread running
@@ -86,6 +89,7 @@ impl Task {
             func: Cell::new(None),
             data: Cell::new(std::ptr::null_mut()),
             layout: Cell::new(None),
+            must_run: Cell::new(false),
         }
     }
 

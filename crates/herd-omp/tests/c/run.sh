@@ -177,6 +177,9 @@ configs() {
     fortran)
         printf 'T2/places=threads/close\tOMP_NUM_THREADS=2 EXPECT_THREADS=2 OMP_PLACES=threads OMP_PROC_BIND=close EXPECT_PROC_BIND=3 EXPECT_MIN_PLACES=1\n'
         ;;
+    cancel)
+        for k in 1 2 3 4; do printf 'T%s/cancellation\tOMP_NUM_THREADS=%s OMP_CANCELLATION=true\n' $k $k; done
+        ;;
     teams_icv)
         printf 'teams=4/ttl=6\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4 OMP_TEAMS_THREAD_LIMIT=6 EXPECT_TEAMS_THREAD_LIMIT=6\n'
         ;;
