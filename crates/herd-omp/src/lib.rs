@@ -15,6 +15,7 @@
 mod abi;
 mod api;
 mod display;
+mod doacross;
 pub mod env;
 mod icv;
 #[cfg(all(test, loom))]
