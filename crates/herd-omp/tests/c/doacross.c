@@ -157,28 +157,54 @@ static void check3(void) {
           bad, memcmp(a3, want, sizeof a3) ? "differs" : "ok");
 }
 
-/* unsigned long long loops: 1-D over a range beyond 2^32, step 3. */
+/* unsigned long long loops beyond 2^63 (bounds not known at compile time,
+ * so gcc uses the _ull_ entry points), step 3, 2-D. */
+static unsigned long long ull_base;
 static void check_ull(void) {
-    const unsigned long long base = 1ULL << 40;
-    enum { M = 900 };
-    static long v[M], want[M];
-    static unsigned char dn[M];
+    enum { M = 900, K = 4 };
+    static long v[M][K], want[M][K];
+    static unsigned char dn[M][K];
+    const unsigned long long base = ull_base;
     memset(dn, 0, sizeof dn);
     bad = 0;
-    for (int t = 0; t < M; t++) want[t] = mix(t >= 1 ? want[t - 1] : 9, t);
+    for (int t = 0; t < M; t++)
+        for (int k = 0; k < K; k++) want[t][k] = mix(t >= 1 ? want[t - 1][k] : 9, k >= 1 ? want[t][k - 1] : t);
 #pragma omp parallel
     {
-#pragma omp for ordered(1) schedule(dynamic, 4)
-        for (unsigned long long x = base; x < base + 3ULL * M; x += 3) {
-#pragma omp ordered depend(sink: x - 3)
-            long t = (long)((x - base) / 3);
-            if (t >= 1) need(&dn[t - 1]);
-            v[t] = mix(t >= 1 ? v[t - 1] : 9, t);
-            mark(&dn[t]);
+#pragma omp for ordered(2) schedule(dynamic, 4)
+        for (unsigned long long x = base; x < base + 3ULL * M; x += 3)
+            for (unsigned long long y = base; y < base + K; y++) {
+#pragma omp ordered depend(sink: x - 3, y) depend(sink: x, y - 1)
+                long t = (long)((x - base) / 3), k = (long)(y - base);
+                if (t >= 1) need(&dn[t - 1][k]);
+                if (k >= 1) need(&dn[t][k - 1]);
+                v[t][k] = mix(t >= 1 ? v[t - 1][k] : 9, k >= 1 ? v[t][k - 1] : t);
+                mark(&dn[t][k]);
+#pragma omp ordered depend(source)
+            }
+    }
+    CHECK("ull/2^63 + step 3, 2-D", !bad && !memcmp(v, want, sizeof v), "%d dependences not yet done; result %s", bad,
+          memcmp(v, want, sizeof v) ? "differs" : "ok");
+}
+
+/* reduction(task, …) on a doacross loop: GOMP_loop_doacross_start with
+ * `reductions`, and tasks of the iterations adding in. */
+static void check_task_reduction(void) {
+    enum { M = 200 };
+    static long v[M];
+    long s = 0;
+#pragma omp parallel
+    {
+#pragma omp for ordered(1) reduction(task, +: s) schedule(static, 2)
+        for (int i = 0; i < M; i++) {
+#pragma omp ordered depend(sink: i - 1)
+            v[i] = (i ? v[i - 1] : 0) + i;
+#pragma omp task in_reduction(+: s)
+            s += i;
 #pragma omp ordered depend(source)
         }
     }
-    CHECK("ull/step 3 beyond 2^32", !bad && !memcmp(v, want, sizeof v), "%d dependences not yet done", bad);
+    CHECK("reduction(task) doacross", s == (long)M * (M - 1) / 2 && v[M - 1] == s, "sum %ld, v %ld", s, v[M - 1]);
 }
 
 /* Sinks far outside the iteration space (must not wait), and a sink on a
@@ -290,7 +316,9 @@ int main(void) {
     run2("2d/runtime", d2_runtime);
     run2("2d/collapse(2) dynamic,3", d2_collapse);
     check3();
+    ull_base = 1ULL << 63;
     check_ull();
+    check_task_reduction();
     check_outside();
     check8();
     check_collapse3();
