@@ -461,3 +461,89 @@ mod wait_shim {
 
 #[cfg(not(target_arch = "x86_64"))]
 compile_error!("herd-omp's GOMP_doacross_wait shim is written for x86-64 only");
+
+/// loom model of post/wait: a waiter never passes before the post it
+/// depends on (the poster's earlier write is visible after the wait), and a
+/// waiter that went to sleep is always woken (a lost wake-up is a loom
+/// deadlock). With `HERD_OMP_WEAKEN=doacross-post-nowake` (post neither
+/// reads `sleepers` nor wakes) loom reports the deadlock.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+    use crate::icv::SchedKind;
+    use loom::sync::atomic::AtomicUsize;
+    use loom::sync::Arc;
+
+    #[test]
+    fn doacross_post_then_wait() {
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound = Some(3);
+        b.check(|| {
+            let team = Arc::new(Team::new(2, None));
+            let sched = crate::icv::Sched { kind: SchedKind::Static, chunk: 0, monotonic: true };
+            // Two outer iterations, static blocks: member 0 owns 0, member 1 owns 1.
+            let d = Arc::new(*Doacross::new(&params(2, sched), &[2, 1], 2).unwrap());
+            let data = Arc::new(AtomicUsize::new(0));
+            let (t2, d2, data2) = (team.clone(), d.clone(), data.clone());
+            let waiter = loom::thread::spawn(move || {
+                wait::model_enter(&t2.model_parkers[1]);
+                d2.wait([0u64, 0].into_iter());
+                assert_eq!(data2.load(Ordering::Relaxed), 7, "wait passed before the post");
+                d2.post(&t2, [1u64, 0].into_iter());
+            });
+            data.store(7, Ordering::Relaxed);
+            d.post(&team, [0u64, 0].into_iter());
+            // A sink outside the space returns at once.
+            d.wait([5u64, 0].into_iter());
+            waiter.join().unwrap();
+            // 1 + flat(1, 0) = 1 + (1 * 1 + 0).
+            assert_eq!(d.word(1).load(Ordering::Relaxed), 2, "iteration (1, 0) posted");
+        });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Every slot is run by one thread: the slot of an outer index is its
+    /// owner under the static schedules, its chunk under dynamic.
+    #[test]
+    fn slots_match_the_schedules() {
+        for len in [1u64, 2, 7, 100] {
+            for n in 1..6u64 {
+                for chunk in [0u64, 1, 3] {
+                    let map = if chunk == 0 {
+                        SlotMap::Blocks { len, n }
+                    } else {
+                        SlotMap::RoundRobin { chunk, n }
+                    };
+                    for me in 0..n {
+                        for r in herd::partition::static_chunks(len, chunk, me, n) {
+                            for i in r {
+                                assert_eq!(map.slot(i), me, "len {len} n {n} chunk {chunk} i {i}");
+                            }
+                        }
+                    }
+                    assert!(map.slots(len) == n);
+                }
+            }
+            let dynamic = SlotMap::PerChunk { chunk: 3 };
+            assert_eq!(dynamic.slots(len), len.div_ceil(3));
+            assert_eq!(dynamic.slot(len - 1), (len - 1) / 3);
+        }
+    }
+
+    #[test]
+    fn flat_numbers_lexicographically_and_rejects_outside() {
+        let p =
+            params(4, crate::icv::Sched { kind: crate::icv::SchedKind::Dynamic, chunk: 1, monotonic: true });
+        let d = Doacross::new(&p, &[4, 3, 2], 2).unwrap();
+        assert_eq!(d.flat([0u64, 0, 0].into_iter()), Some((0, 1)));
+        assert_eq!(d.flat([1u64, 2, 1].into_iter()), Some((1, 1 + 6 + 4 + 1)));
+        assert_eq!(d.flat([4u64, 0, 0].into_iter()), None);
+        assert_eq!(d.flat([0u64, (-1i64) as u64, 0].into_iter()), None);
+        assert!(Doacross::new(&p, &[4, 0], 2).is_none(), "an empty nest needs no state");
+        assert!(Doacross::new(&p, &[4], 1).is_none(), "a team of one needs no state");
+    }
+}
