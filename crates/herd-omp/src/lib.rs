@@ -18,6 +18,7 @@ mod allocator;
 mod api;
 mod cancel;
 mod display;
+mod doacross;
 pub mod env;
 mod fortran;
 mod icv;

@@ -48,9 +48,12 @@ pub(crate) struct WorkShare {
     /// Task reductions (`reduction(task, …)`): the initialiser's registered
     /// descriptor, whose blocks the other members share (see `task::reduction`).
     task_reductions: AtomicPtr<usize>,
+    /// Doacross loops: the posted words (see `doacross`), built by the
+    /// initialiser, dropped by the last member to leave.
+    doacross: UnsafeCell<Option<Box<crate::doacross::Doacross>>>,
 }
 
-// SAFETY: `params` and `mem` are written only by the initialiser before the
+// SAFETY: `params`, `mem` and `doacross` are written only by the initialiser before the
 // `Release` store that makes the entry ready, and read by members only after
 // an `Acquire` load saw it ready; the rest is atomic.
 unsafe impl Sync for WorkShare {}
@@ -98,6 +101,7 @@ impl WorkShare {
             params: UnsafeCell::new(LoopParams::default()),
             mem: UnsafeCell::new(Vec::new()),
             task_reductions: AtomicPtr::new(std::ptr::null_mut()),
+            doacross: UnsafeCell::new(None),
         }
     }
 
@@ -212,7 +216,10 @@ pub(crate) fn leave(team: &Team, ts: &ThreadState) {
     if ws.left.fetch_add(1, Ordering::AcqRel) + 1 == team.n as u32 {
         ws.left.store(0, Ordering::Relaxed);
         // SAFETY: every member left, so nobody reads the entry any more.
-        unsafe { (*ws.mem.get()).clear() };
+        unsafe {
+            (*ws.mem.get()).clear();
+            *ws.doacross.get() = None;
+        }
         ws.state.swap(4 * (s + WS_RING as u64), Ordering::SeqCst);
         if team.n > 1 {
             team.wake_all();
@@ -236,11 +243,24 @@ pub(crate) fn loop_start(p: LoopParams, mem: Option<*mut *mut libc::c_void>) {
 /// [`loop_start`] of a construct with task reductions described by `red`
 /// (null: none); the caller has opened the member's taskgroup.
 pub(crate) fn loop_start_reducing(p: LoopParams, mem: Option<*mut *mut libc::c_void>, red: *mut usize) {
+    loop_start_with(p, mem, red, |_| None)
+}
+
+/// [`loop_start_reducing`] of a doacross loop: the initialiser stores
+/// `doacross(team size)` in the entry before publishing it.
+pub(crate) fn loop_start_with(
+    p: LoopParams,
+    mem: Option<*mut *mut libc::c_void>,
+    red: *mut usize,
+    doacross: impl FnOnce(usize) -> Option<Box<crate::doacross::Doacross>>,
+) {
     thread::with(|ts| {
         let (team, _) = team_of(ts);
         let (ws, init) = enter(team, ts);
         if init {
             init_loop(ws, p, mem);
+            // SAFETY: the initialiser, before publishing (see the Sync impl).
+            unsafe { *ws.doacross.get() = doacross(team.n) };
             register_reductions(ws, red, true);
             publish(team, ws, ts);
         } else {
@@ -335,7 +355,10 @@ pub(crate) fn finish_region(team: &Team, next: u64, force: bool) {
         let s = next + (j + r - next % r) % r;
         ws.left.store(0, Ordering::Relaxed);
         // SAFETY: no member uses the entry any more.
-        unsafe { (*ws.mem.get()).clear() };
+        unsafe {
+            (*ws.mem.get()).clear();
+            *ws.doacross.get() = None;
+        }
         ws.state.store(4 * s, Ordering::Relaxed);
     }
 }
@@ -436,6 +459,18 @@ pub(crate) fn loop_end(barrier: bool) {
         if barrier {
             crate::sync::barrier_in(team, me, ts);
         }
+    })
+}
+
+/// Runs `f` on the current loop's doacross state, if it has one.
+pub(crate) fn with_doacross<R>(f: impl FnOnce(&crate::doacross::Doacross, &Team) -> R) -> Option<R> {
+    thread::with(|ts| {
+        let (team, _) = team_of(ts);
+        let ws = current(team, ts);
+        // SAFETY: the caller is inside the loop (between its start and its
+        // end), so the entry is ready and not yet reset.
+        let d = unsafe { (*ws.doacross.get()).as_deref() }?;
+        Some(f(d, team))
     })
 }
 

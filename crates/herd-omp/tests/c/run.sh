@@ -202,6 +202,13 @@ configs() {
         printf 'T2/teams_thread_limit=1\tOMP_NUM_THREADS=2 OMP_TEAMS_THREAD_LIMIT=1 EXPECT_TEAMS_THREAD_LIMIT=1\n'
         printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
         ;;
+    doacross)
+        # libgomp's doacross wait only spins: keep the cross-thread
+        # static,1 schedule within the cores (2 on the test VM).
+        printf 'T2/sched=static,1\tOMP_NUM_THREADS=2 OMP_SCHEDULE=static,1\n'
+        printf 'T3/sched=guided,2\tOMP_NUM_THREADS=3 OMP_SCHEDULE=guided,2\n'
+        printf 'T2/sched=dynamic\tOMP_NUM_THREADS=2 OMP_SCHEDULE=dynamic\n'
+        ;;
     nesting)
         printf 'thread_limit=3\tOMP_THREAD_LIMIT=3\n'
         printf 'thread_limit=5\tOMP_THREAD_LIMIT=5\n'
