@@ -475,8 +475,8 @@ pub extern "C" fn omp_init_allocator(_space: usize, _n: c_int, _traits: *const c
 pub extern "C" fn omp_destroy_allocator(_a: usize) {}
 
 #[no_mangle]
-pub extern "C" fn omp_fulfill_event(_e: usize) {
-    unsupported("omp_fulfill_event (task detach, OpenMP 5.0)")
+pub extern "C" fn omp_fulfill_event(e: usize) {
+    crate::task::fulfill_event(e)
 }
 
 #[no_mangle]

@@ -47,6 +47,8 @@ pub(crate) struct Task {
     pub(super) func: Cell<Option<TaskFn>>,
     pub(super) data: Cell<*mut c_void>,
     pub(super) layout: Cell<Option<Layout>>,
+    /// Outstanding parts of a detached task's completion (see `detach`).
+    pub(super) parts: super::detach::Parts,
 }
 
 // SAFETY: the `Cell`/`UnsafeCell` fields are used only by the thread running
@@ -85,6 +87,7 @@ impl Task {
             func: Cell::new(None),
             data: Cell::new(std::ptr::null_mut()),
             layout: Cell::new(None),
+            parts: super::detach::Parts::new(),
         }
     }
 
