@@ -30,7 +30,6 @@
 
 use super::record::Task;
 use crate::wait::Observe;
-#[cfg(not(loom))]
 use std::cell::RefCell;
 
 #[cfg(loom)]
@@ -116,14 +115,12 @@ impl Event {
     }
 }
 
-#[cfg(not(loom))]
 thread_local! {
     /// This thread's fulfilled events, ready to be armed again.
     static FREE: RefCell<Vec<&'static Event>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Makes `task` detached and returns its event handle for the program.
-#[cfg(not(loom))]
 pub(super) fn arm(task: &Task) -> usize {
     task.parts.arm();
     let ev = FREE.with(|f| f.borrow_mut().pop()).unwrap_or_else(|| Box::leak(Box::new(Event::new())));
@@ -137,7 +134,6 @@ pub(super) fn body_done(task: &Task) -> bool {
 }
 
 /// `omp_fulfill_event`.
-#[cfg(not(loom))]
 pub(crate) fn fulfill(handle: usize) {
     let ev = (handle & !GEN_MASK) as *const Event;
     if ev.is_null() {
@@ -174,7 +170,6 @@ pub(crate) fn fulfill(handle: usize) {
 /// An included detached task's thread, after its body: waits until the
 /// event is fulfilled. In a team of one nobody else of the team can fulfil
 /// it: wait by yielding, and say so on stderr if it takes long.
-#[cfg(not(loom))]
 pub(super) fn wait_fulfilled(task: &Task, alone: bool) {
     if body_done(task) {
         return;
