@@ -413,7 +413,6 @@ unsupported_fns! {
     GOMP_parallel_loop_guided_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long, e: c_long) => "GOMP_parallel_loop_guided_start (the split parallel ABI of gcc before 4.9)";
     GOMP_parallel_loop_runtime_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long) => "GOMP_parallel_loop_runtime_start (the split parallel ABI of gcc before 4.9)";
     GOMP_parallel_sections_start(f: RegionFn, d: *mut c_void, n: c_uint, c: c_uint) => "GOMP_parallel_sections_start (the split parallel ABI of gcc before 4.9)";
-    GOMP_taskwait_depend(d: *mut *mut c_void) => "GOMP_taskwait_depend (taskwait with depend, OpenMP 5.0)";
     GOMP_target_ext(a: c_int, b: RegionFn, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u16, g: c_uint, h: *mut *mut c_void, i: *mut *mut c_void) => "offloading (target regions)";
     GOMP_target_data_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16) => "offloading (target data)";
     GOMP_target_end_data() => "offloading (target data)";
@@ -613,8 +612,8 @@ pub unsafe extern "C" fn GOMP_task(
     _priority: c_int,
     detach: *mut c_void,
 ) {
-    if flags & task::FLAG_DETACH != 0 || !detach.is_null() {
-        unsupported("GOMP_task with detach (OpenMP 5.0)");
+    if flags & task::FLAG_DETACH != 0 && detach.is_null() {
+        crate::unsupported::fatal("GOMP_task: FLAG_DETACH without an event handle pointer");
     }
     task::spawn(Spawn {
         func: f,
@@ -626,12 +625,23 @@ pub unsafe extern "C" fn GOMP_task(
         flags,
         depend,
         patch: None,
+        detach: if flags & task::FLAG_DETACH != 0 { detach as *mut usize } else { std::ptr::null_mut() },
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_taskwait() {
     task::taskwait()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_taskwait_depend(depend: *mut *mut c_void) {
+    task::taskwait_depend(depend, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_taskwait_depend_nowait(depend: *mut *mut c_void) {
+    task::taskwait_depend(depend, true)
 }
 
 #[no_mangle]
