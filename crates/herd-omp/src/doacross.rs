@@ -50,16 +50,7 @@ enum SlotMap {
 impl SlotMap {
     fn slot(self, i0: u64) -> u64 {
         match self {
-            SlotMap::Blocks { len, n } => {
-                // herd::partition::block: the first `r` members get q + 1.
-                let (q, r) = (len / n, len % n);
-                let big = r * (q + 1);
-                if i0 < big {
-                    i0 / (q + 1)
-                } else {
-                    r + (i0 - big) / q
-                }
-            }
+            SlotMap::Blocks { len, n } => herd::partition::block_owner(len, i0, n),
             SlotMap::RoundRobin { chunk, n } => (i0 / chunk) % n,
             SlotMap::PerChunk { chunk } => i0 / chunk,
         }
