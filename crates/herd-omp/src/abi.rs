@@ -39,30 +39,11 @@ pub unsafe extern "C" fn GOMP_parallel_reductions(
     crate::parallel::parallel_reductions(f, data, num_threads, flags)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_cancel(_which: c_int, do_cancel: bool) -> bool {
-    if do_cancel && crate::runtime::global().cancellation {
-        unsupported("GOMP_cancel (cancellation with OMP_CANCELLATION=true)");
-    }
-    false
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_cancellation_point(_which: c_int) -> bool {
-    false
-}
-
 // ------------------------------------------------------------- barrier --
 
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_barrier() {
     sync::barrier()
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_barrier_cancel() -> bool {
-    sync::barrier();
-    false
 }
 
 // ------------------------------------------------------------ critical --
@@ -105,19 +86,19 @@ fn sched(kind: SchedKind, chunk: c_long, monotonic: bool) -> Sched {
     Sched { kind, chunk, monotonic }
 }
 
-fn runtime_sched() -> Sched {
+pub(crate) fn runtime_sched() -> Sched {
     thread::with(|ts| task::current(ts).icv.get().run_sched)
 }
 
 /// Decodes `GOMP_loop_start`'s schedule argument (0: runtime).
-fn decode_sched(s: c_long, chunk: i64) -> Sched {
+pub(crate) fn decode_sched(s: c_long, chunk: i64) -> Sched {
     match SchedKind::from_raw(s as u32) {
         Some(kind) => Sched { kind, chunk, monotonic: (s as u32) & MONOTONIC != 0 },
         None => runtime_sched(),
     }
 }
 
-unsafe fn next_long(istart: *mut c_long, iend: *mut c_long) -> bool {
+pub(crate) unsafe fn next_long(istart: *mut c_long, iend: *mut c_long) -> bool {
     match ws::loop_next() {
         Some((a, b)) => {
             // SAFETY: gcc's output pointers.
@@ -131,7 +112,7 @@ unsafe fn next_long(istart: *mut c_long, iend: *mut c_long) -> bool {
     }
 }
 
-unsafe fn next_ull(istart: *mut Ull, iend: *mut Ull) -> bool {
+pub(crate) unsafe fn next_ull(istart: *mut Ull, iend: *mut Ull) -> bool {
     match ws::loop_next() {
         Some((a, b)) => {
             // SAFETY: gcc's output pointers.
@@ -299,12 +280,6 @@ pub unsafe extern "C" fn GOMP_loop_end_nowait() {
     ws::loop_end(false)
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_loop_end_cancel() -> bool {
-    ws::loop_end(true);
-    false
-}
-
 // ---------------------------------------------------------- ull loops --
 
 macro_rules! ull_start_fns {
@@ -413,7 +388,7 @@ pub unsafe extern "C" fn GOMP_loop_ull_ordered_start(
     unsafe { loop_start_generic(p, istart.is_null(), reductions, mem) && next_ull(istart, iend) }
 }
 
-// ------------------------------------------------------- ordered, doacross --
+// ------------------------------------- ordered (doacross: see `doacross`) --
 
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_ordered_start() {
@@ -433,24 +408,11 @@ macro_rules! unsupported_fns {
 }
 
 unsupported_fns! {
-    GOMP_loop_doacross_static_start(a: c_uint, b: *mut c_long, c: c_long, d: *mut c_long, e: *mut c_long) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_doacross_dynamic_start(a: c_uint, b: *mut c_long, c: c_long, d: *mut c_long, e: *mut c_long) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_doacross_guided_start(a: c_uint, b: *mut c_long, c: c_long, d: *mut c_long, e: *mut c_long) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_doacross_runtime_start(a: c_uint, b: *mut c_long, d: *mut c_long, e: *mut c_long) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_doacross_start(a: c_uint, b: *mut c_long, c: c_long, d: c_long, e: *mut c_long, f: *mut c_long, g: *mut usize, h: *mut *mut c_void) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_ull_doacross_static_start(a: c_uint, b: *mut Ull, c: Ull, d: *mut Ull, e: *mut Ull) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_ull_doacross_dynamic_start(a: c_uint, b: *mut Ull, c: Ull, d: *mut Ull, e: *mut Ull) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_ull_doacross_guided_start(a: c_uint, b: *mut Ull, c: Ull, d: *mut Ull, e: *mut Ull) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_ull_doacross_runtime_start(a: c_uint, b: *mut Ull, d: *mut Ull, e: *mut Ull) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_loop_ull_doacross_start(a: c_uint, b: *mut Ull, c: c_long, d: Ull, e: *mut Ull, f: *mut Ull, g: *mut usize, h: *mut *mut c_void) -> bool => "doacross loops (ordered(n) with depend(sink/source))";
-    GOMP_doacross_post(a: *mut c_long) => "GOMP_doacross_post (doacross loops)";
-    GOMP_doacross_ull_post(a: *mut Ull) => "GOMP_doacross_ull_post (doacross loops)";
     GOMP_parallel_loop_static_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long, e: c_long) => "GOMP_parallel_loop_static_start (the split parallel ABI of gcc before 4.9)";
     GOMP_parallel_loop_dynamic_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long, e: c_long) => "GOMP_parallel_loop_dynamic_start (the split parallel ABI of gcc before 4.9)";
     GOMP_parallel_loop_guided_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long, e: c_long) => "GOMP_parallel_loop_guided_start (the split parallel ABI of gcc before 4.9)";
     GOMP_parallel_loop_runtime_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long) => "GOMP_parallel_loop_runtime_start (the split parallel ABI of gcc before 4.9)";
     GOMP_parallel_sections_start(f: RegionFn, d: *mut c_void, n: c_uint, c: c_uint) => "GOMP_parallel_sections_start (the split parallel ABI of gcc before 4.9)";
-    GOMP_taskwait_depend(d: *mut *mut c_void) => "GOMP_taskwait_depend (taskwait with depend, OpenMP 5.0)";
     GOMP_target_ext(a: c_int, b: RegionFn, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u16, g: c_uint, h: *mut *mut c_void, i: *mut *mut c_void) => "offloading (target regions)";
     GOMP_target_data_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16) => "offloading (target data)";
     GOMP_target_end_data() => "offloading (target data)";
@@ -461,18 +423,6 @@ unsupported_fns! {
     GOMP_teams4(a: c_uint, b: c_uint, c: c_uint, d: bool) -> bool => "teams inside target regions (offloading)";
     GOMP_target_update_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target update)";
     GOMP_target_enter_exit_data(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target enter/exit data)";
-}
-
-/// `GOMP_doacross_wait(long first, ...)`: variadic in C; never returns here.
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_doacross_wait(_first: c_long) {
-    unsupported("GOMP_doacross_wait (doacross loops)")
-}
-
-/// `GOMP_doacross_ull_wait(unsigned long long first, ...)`.
-#[no_mangle]
-pub unsafe extern "C" fn GOMP_doacross_ull_wait(_first: Ull) {
-    unsupported("GOMP_doacross_ull_wait (doacross loops)")
 }
 
 /// Offload images register themselves at start-up; with no device there is
@@ -588,12 +538,6 @@ pub unsafe extern "C" fn GOMP_sections_end_nowait() {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn GOMP_sections_end_cancel() -> bool {
-    ws::loop_end(true);
-    false
-}
-
-#[no_mangle]
 pub unsafe extern "C" fn GOMP_parallel_sections(
     f: RegionFn,
     data: *mut c_void,
@@ -668,8 +612,8 @@ pub unsafe extern "C" fn GOMP_task(
     _priority: c_int,
     detach: *mut c_void,
 ) {
-    if flags & task::FLAG_DETACH != 0 || !detach.is_null() {
-        unsupported("GOMP_task with detach (OpenMP 5.0)");
+    if flags & task::FLAG_DETACH != 0 && detach.is_null() {
+        crate::unsupported::fatal("GOMP_task: FLAG_DETACH without an event handle pointer");
     }
     task::spawn(Spawn {
         func: f,
@@ -681,12 +625,23 @@ pub unsafe extern "C" fn GOMP_task(
         flags,
         depend,
         patch: None,
+        detach: if flags & task::FLAG_DETACH != 0 { detach as *mut usize } else { std::ptr::null_mut() },
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_taskwait() {
     task::taskwait()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_taskwait_depend(depend: *mut *mut c_void) {
+    task::taskwait_depend(depend, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_taskwait_depend_nowait(depend: *mut *mut c_void) {
+    task::taskwait_depend(depend, true)
 }
 
 #[no_mangle]

@@ -5,7 +5,6 @@
 use crate::icv::{SchedKind, MONOTONIC, SUPPORTED_ACTIVE_LEVELS};
 use crate::sync::{self, NestLock};
 use crate::team::Team;
-use crate::unsupported::unsupported;
 use crate::{runtime, task, thread};
 use std::ffi::{c_double, c_int, c_void};
 use std::sync::atomic::AtomicU32;
@@ -396,8 +395,8 @@ pub extern "C" fn omp_display_env(verbose: c_int) {
 }
 
 #[no_mangle]
-pub extern "C" fn omp_fulfill_event(_e: usize) {
-    unsupported("omp_fulfill_event (task detach, OpenMP 5.0)")
+pub extern "C" fn omp_fulfill_event(e: usize) {
+    crate::task::fulfill_event(e)
 }
 
 // The affinity-format routines live in `affinity_format`, the omp_target_*

@@ -8,15 +8,18 @@
 //! Layers: [`icv`] and `settings` (internal control variables from the
 //! environment), `runtime` (the pools teams run on), `team` (a region's
 //! threads, barrier, worksharing ring), `parallel` (forming teams), `ws`
-//! (loops, sections, single), `task` (tasks, dependences, taskgroups,
-//! taskloop), `sync` (critical, atomic, locks), and the C entry points in
-//! `abi` (`GOMP_*`) and `api` (`omp_*`).
+//! (loops, sections, single), `doacross` (doacross loops), `task` (tasks,
+//! dependences, taskgroups, taskloop, detached tasks), `cancel`
+//! (cancellation), `sync` (critical, atomic, locks), and the C entry points
+//! in `abi` (`GOMP_*`) and `api` (`omp_*`).
 
 mod abi;
 mod affinity_format;
 mod allocator;
 mod api;
+mod cancel;
 mod display;
+mod doacross;
 pub mod env;
 mod fortran;
 mod icv;

@@ -172,24 +172,28 @@ fn barrier_members_cannot_all_sleep() {
     });
 }
 
-/// Runs `f(me)` as member `me` of `team` on `threads` loom threads (the
-/// model's main thread is member 0), each sleeping on its model parker.
-fn members(team: &Arc<Team>, threads: usize, f: impl Fn(&Team, usize) + Send + Sync + 'static) {
+/// Runs `f(team, me)` as member `me` of `team` on `threads` loom threads
+/// (the model's main thread is member 0), each sleeping on its model parker;
+/// returns each member's result, by member number.
+pub(crate) fn members<R: Send + 'static>(
+    team: &Arc<Team>,
+    threads: usize,
+    f: impl Fn(&Team, usize) -> R + Send + Sync + 'static,
+) -> Vec<R> {
     let f = Arc::new(f);
     let handles: Vec<_> = (1..threads)
         .map(|me| {
             let (t, f) = (team.clone(), f.clone());
             loom::thread::spawn(move || {
                 crate::wait::model_enter(&t.model_parkers[me]);
-                f(&t, me);
+                f(&t, me)
             })
         })
         .collect();
     crate::wait::model_enter(&team.model_parkers[0]);
-    f(team, 0);
-    for h in handles {
-        h.join().unwrap();
-    }
+    let mut out = vec![f(team, 0)];
+    out.extend(handles.into_iter().map(|h| h.join().unwrap()));
+    out
 }
 
 /// The tree barrier, three members in a chain (fan-in 2: 0 ← 1 ← 2, so the
@@ -245,7 +249,7 @@ fn drain_counts_and_wakes() {
                 done_b.store(true, Ordering::Relaxed);
                 team.task_finished(1, 0); // B finishes
             }
-            team.drain(me, 0);
+            team.drain(me, 0, |_| false);
             assert!(done_b.load(Ordering::Relaxed), "left the drain while task B was outstanding");
         });
     });

@@ -260,7 +260,8 @@ fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, at: Nesting) {
         };
         team.region_done();
         let (ws_end, epoch_end) = team.end.get();
-        ws::finish_region(team, ws_end);
+        let cancelled = crate::cancel::end_region(team, epoch_end);
+        ws::finish_region(team, ws_end, cancelled);
         if epoch_end != team.epoch_base.get() {
             team.epoch_base.set(epoch_end);
         }
@@ -334,6 +335,7 @@ fn run_serialized(ts: &ThreadState, spec: &Spec, at: Nesting) {
         r.register(1);
     }
     setup(team, ts, spec, at);
-    let (ws_end, _) = member(team, ts, 0, spec);
-    ws::finish_region(team, ws_end);
+    let (ws_end, epoch_end) = member(team, ts, 0, spec);
+    let cancelled = crate::cancel::end_region(team, epoch_end);
+    ws::finish_region(team, ws_end, cancelled);
 }

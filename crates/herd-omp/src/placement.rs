@@ -50,15 +50,7 @@ pub(crate) fn assign(bind: ProcBind, part: Partition, master: u32, t: usize, i: 
     let after = |k: usize| part.off + (((master - part.off) as usize + k) % p) as u32;
     // Consecutive members sharing places when there are more than places:
     // which place (counted from the master's) holds member `i`.
-    let grouped = |i: usize| {
-        let (s, rest) = (t / p, t % p);
-        let big = rest * (s + 1);
-        if i < big {
-            i / (s + 1)
-        } else {
-            rest + (i - big) / s
-        }
-    };
+    let grouped = |i: usize| herd::partition::block_owner(t as u64, i as u64, p as u64) as usize;
     match bind {
         ProcBind::False | ProcBind::Primary => (master, part),
         ProcBind::True | ProcBind::Close => {

@@ -128,6 +128,13 @@ pub(crate) struct Team {
     task_epoch: CachePadded<[AtomicU32; 2]>,
     /// Nonzero while the master may sleep in the end-of-region drain.
     end_sleep: CachePadded<AtomicU32>,
+    /// Cancellation (see `cancel`): nonzero once a member cancelled the
+    /// region; and, for `cancel for`/`sections` of a loop the members
+    /// schedule themselves, the canceller's barrier epoch + 1. Each written
+    /// by the canceller, read by the others; reset by the master between
+    /// regions.
+    pub(crate) cancelled: CachePadded<AtomicU32>,
+    pub(crate) ws_cancel: CachePadded<AtomicU32>,
     pub ws: Box<[CachePadded<WorkShare>]>,
     /// Each member's implicit task; reused region after region.
     pub implicit: Box<[CachePadded<Task>]>,
@@ -190,6 +197,8 @@ impl Team {
             // before wrapping, and 0 never one of parity 1.
             task_epoch: CachePadded::new([AtomicU32::new(u32::MAX), AtomicU32::new(0)]),
             end_sleep: CachePadded::new(AtomicU32::new(0)),
+            cancelled: CachePadded::new(AtomicU32::new(0)),
+            ws_cancel: CachePadded::new(AtomicU32::new(0)),
             ws: (0..WS_RING).map(|i| CachePadded::new(WorkShare::new(i as u64))).collect(),
             implicit: (0..n).map(|_| CachePadded::new(Task::implicit_blank())).collect(),
             ws_base: Cell::new(0),
@@ -325,7 +334,28 @@ impl Team {
         if last && self.end_sleep.load(Ordering::Relaxed) == 0 {
             self.end_sleep.swap(1, Ordering::SeqCst);
         }
+        if self.cancelled.load(Ordering::Relaxed) != 0 {
+            // Cancelled: members left at different barrier counts (a member
+            // may have passed a barrier the master left early), so every
+            // task counted, of either parity, must have finished.
+            if last {
+                wait::fence(Ordering::SeqCst);
+            }
+            return self.sums_equal(0, last) && self.sums_equal(1, last);
+        }
         self.drained(epoch, last) && self.drained(epoch.wrapping_sub(1), last)
+    }
+
+    /// After a cancelled region (every member has returned, some from the
+    /// middle of a barrier): the next region's barriers start at `epoch`,
+    /// with no arrival counted and every release word at `epoch`.
+    pub(crate) fn reset_barrier(&self, epoch: u32) {
+        for a in self.arrive.iter() {
+            a.store(0, Ordering::Relaxed);
+        }
+        for o in self.own.iter() {
+            o.release.store(epoch, Ordering::Relaxed);
+        }
     }
 
     /// After the end-of-region drain: finishing tasks need not check any more.
@@ -340,18 +370,36 @@ impl Team {
     /// The team barrier for member `me`, whose implicit task has passed
     /// `epoch` barriers; returns the new epoch. Runs tasks while it waits.
     pub(crate) fn barrier(&self, me: usize, epoch: u32) -> u32 {
-        let number = epoch.wrapping_add(1);
-        match self.n {
-            0 | 1 => {}
-            2 => self.exchange(me, number),
-            _ => self.tree(me, number),
+        match self.barrier_or(me, epoch, |_| false) {
+            Some(number) => number,
+            None => unreachable!("a barrier that cannot stop stopped"),
         }
-        self.drain(me, epoch);
-        number
     }
 
-    /// Two members: one dissemination round.
-    fn exchange(&self, me: usize, number: u32) {
+    /// The barrier, left early (`None`) as soon as `stop(last)` holds
+    /// (`last`: the check before sleeping; see `wait::until`): a cancellable
+    /// barrier. A member that stops leaves the barrier's words inconsistent
+    /// (arrivals counted, signals given): only a cancelled region stops, and
+    /// its master resets them ([`Team::reset_barrier`]). With `|_| false`
+    /// this is the plain barrier, at no cost.
+    #[inline]
+    pub(crate) fn barrier_or(
+        &self,
+        me: usize,
+        epoch: u32,
+        stop: impl Fn(bool) -> bool + Copy,
+    ) -> Option<u32> {
+        let number = epoch.wrapping_add(1);
+        let passed = match self.n {
+            0 | 1 => true,
+            2 => self.exchange(me, number, stop),
+            _ => self.tree(me, number, stop),
+        };
+        (passed && self.drain(me, epoch, stop)).then_some(number)
+    }
+
+    /// Two members: one dissemination round; false if stopped.
+    fn exchange(&self, me: usize, number: u32, stop: impl Fn(bool) -> bool) -> bool {
         let other = 1 - me;
         // Signal by a plain store into our own flag: no stall.
         self.own[me].release.store(number, Ordering::Release);
@@ -361,23 +409,30 @@ impl Team {
                 // About to sleep: order our signal before the re-check.
                 wait::fence(Ordering::SeqCst);
             }
-            reached(theirs.observe(last), number)
+            reached(theirs.observe(last), number) || stop(last)
         });
+        if stop(false) && !reached(theirs.load(Ordering::Acquire), number) {
+            return false;
+        }
         // The other may have gone to sleep before it saw our signal: wake
         // it (cheap now: the store has long left the store buffer).
         wait::fence(Ordering::SeqCst);
         bump(&self.own[me].wakes_release);
         self.wake(other);
+        true
     }
 
-    /// Three or more members: the combining tree.
-    fn tree(&self, me: usize, number: u32) {
+    /// Three or more members: the combining tree; false if stopped.
+    fn tree(&self, me: usize, number: u32, stop: impl Fn(bool) -> bool) -> bool {
         let kids = self.tree_children(me);
         // (Weakened for the loom demonstration: release without waiting.)
         if !kids.is_empty() && !wait::weakened("release_early") {
             let want = kids.len() as u32;
             let arrive = &self.arrive[me];
-            wait::until(|last| arrive.observe(last) == want);
+            wait::until(|last| arrive.observe(last) == want || stop(last));
+            if stop(false) && arrive.load(Ordering::Acquire) != want {
+                return false;
+            }
             // Children add for the next barrier only after our release.
             arrive.store(0, Ordering::Relaxed);
         }
@@ -391,7 +446,10 @@ impl Team {
             let rel = &self.own[p].release;
             // (Weakened for the loom demonstration: a plain load before sleeping.)
             let rmw = !wait::weakened("sleeper_load");
-            wait::until(|last| reached(rel.observe(last && rmw), number));
+            wait::until(|last| reached(rel.observe(last && rmw), number) || stop(last));
+            if stop(false) && !reached(rel.load(Ordering::Acquire), number) {
+                return false;
+            }
         }
         if !kids.is_empty() {
             // A read-modify-write (herd's `unpark_if_sleeping` rule): a
@@ -408,18 +466,23 @@ impl Team {
                 self.wake(c);
             }
         }
+        true
     }
 
     /// Waits (running tasks) until no task of `epoch` is outstanding, then
     /// passes that on to the tree neighbours that sleep.
-    pub(crate) fn drain(&self, me: usize, epoch: u32) {
+    /// False if stopped first.
+    pub(crate) fn drain(&self, me: usize, epoch: u32, stop: impl Fn(bool) -> bool) -> bool {
         let p = (epoch & 1) as usize;
         if self.task_epoch[p].load(Ordering::Relaxed) != epoch {
             // No task of this epoch was ever created: every member sees the
             // same (the creations happened before the barrier).
-            return;
+            return true;
         }
-        wait::until(|last| self.drained(epoch, last));
+        wait::until(|last| self.drained(epoch, last) || stop(last));
+        if stop(false) && !self.drained(epoch, false) {
+            return false;
+        }
         wait::fence(Ordering::SeqCst);
         let o = &self.own[me];
         if me > 0 {
@@ -430,6 +493,7 @@ impl Team {
             bump(&o.wakes_drain);
             self.wake(c);
         }
+        true
     }
 }
 

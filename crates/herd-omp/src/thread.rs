@@ -20,6 +20,9 @@ pub(crate) struct ThreadState {
     pub ws_next: Cell<u64>,
     /// Number of the worksharing construct it is in.
     pub ws_cur: Cell<u64>,
+    /// Inside construct `ws_cur` (entered through the library, not yet
+    /// left): a `cancel for`/`sections` then cancels its ring entry.
+    pub ws_open: Cell<bool>,
     /// Barriers passed by this implicit task (the team's epoch).
     pub epoch: Cell<u32>,
     /// Library-scheduled static loops: how many chunks this thread took.
@@ -42,6 +45,7 @@ impl ThreadState {
             task: Cell::new(std::ptr::null()),
             ws_next: Cell::new(0),
             ws_cur: Cell::new(0),
+            ws_open: Cell::new(false),
             epoch: Cell::new(0),
             static_trip: Cell::new(0),
             ordered_chunk: Cell::new(None),
@@ -68,6 +72,7 @@ pub(crate) struct Saved {
     task: *const Task,
     ws_next: u64,
     ws_cur: u64,
+    ws_open: bool,
     epoch: u32,
     static_trip: u64,
     ordered_chunk: Option<(u64, u64)>,
@@ -83,6 +88,7 @@ impl ThreadState {
             task: self.task.get(),
             ws_next: self.ws_next.get(),
             ws_cur: self.ws_cur.get(),
+            ws_open: self.ws_open.get(),
             epoch: self.epoch.get(),
             static_trip: self.static_trip.get(),
             ordered_chunk: self.ordered_chunk.get(),
@@ -97,6 +103,7 @@ impl ThreadState {
         self.task.set(s.task);
         self.ws_next.set(s.ws_next);
         self.ws_cur.set(s.ws_cur);
+        self.ws_open.set(s.ws_open);
         self.epoch.set(s.epoch);
         self.static_trip.set(s.static_trip);
         self.ordered_chunk.set(s.ordered_chunk);

@@ -34,6 +34,9 @@ pub(crate) struct WorkShare {
     left: AtomicU32,
     /// Next iteration index to hand out (dynamic, guided, sections).
     next: AtomicU64,
+    /// Nonzero once a member cancelled this loop or sections (`cancel`):
+    /// no more chunks are handed out. Reset by the initialiser.
+    cancelled: AtomicU32,
     /// Ordered loops: the first index of the chunk whose turn it is.
     turn: AtomicU64,
     /// `copyprivate`: the single thread's data.
@@ -45,9 +48,12 @@ pub(crate) struct WorkShare {
     /// Task reductions (`reduction(task, …)`): the initialiser's registered
     /// descriptor, whose blocks the other members share (see `task::reduction`).
     task_reductions: AtomicPtr<usize>,
+    /// Doacross loops: the posted words (see `doacross`), built by the
+    /// initialiser, dropped by the last member to leave.
+    doacross: UnsafeCell<Option<Box<crate::doacross::Doacross>>>,
 }
 
-// SAFETY: `params` and `mem` are written only by the initialiser before the
+// SAFETY: `params`, `mem` and `doacross` are written only by the initialiser before the
 // `Release` store that makes the entry ready, and read by members only after
 // an `Acquire` load saw it ready; the rest is atomic.
 unsafe impl Sync for WorkShare {}
@@ -89,11 +95,13 @@ impl WorkShare {
             state: AtomicU64::new(4 * s),
             left: AtomicU32::new(0),
             next: AtomicU64::new(0),
+            cancelled: AtomicU32::new(0),
             turn: AtomicU64::new(0),
             copy: AtomicPtr::new(std::ptr::null_mut()),
             params: UnsafeCell::new(LoopParams::default()),
             mem: UnsafeCell::new(Vec::new()),
             task_reductions: AtomicPtr::new(std::ptr::null_mut()),
+            doacross: UnsafeCell::new(None),
         }
     }
 
@@ -202,12 +210,16 @@ fn await_ready(ws: &WorkShare, ts: &ThreadState) {
 
 /// The calling member is done with its current construct.
 pub(crate) fn leave(team: &Team, ts: &ThreadState) {
+    ts.ws_open.set(false);
     let s = ts.ws_cur.get();
     let ws = &*team.ws[(s % WS_RING as u64) as usize];
     if ws.left.fetch_add(1, Ordering::AcqRel) + 1 == team.n as u32 {
         ws.left.store(0, Ordering::Relaxed);
         // SAFETY: every member left, so nobody reads the entry any more.
-        unsafe { (*ws.mem.get()).clear() };
+        unsafe {
+            (*ws.mem.get()).clear();
+            *ws.doacross.get() = None;
+        }
         ws.state.swap(4 * (s + WS_RING as u64), Ordering::SeqCst);
         if team.n > 1 {
             team.wake_all();
@@ -231,11 +243,24 @@ pub(crate) fn loop_start(p: LoopParams, mem: Option<*mut *mut libc::c_void>) {
 /// [`loop_start`] of a construct with task reductions described by `red`
 /// (null: none); the caller has opened the member's taskgroup.
 pub(crate) fn loop_start_reducing(p: LoopParams, mem: Option<*mut *mut libc::c_void>, red: *mut usize) {
+    loop_start_with(p, mem, red, |_| None)
+}
+
+/// [`loop_start_reducing`] of a doacross loop: the initialiser stores
+/// `doacross(team size)` in the entry before publishing it.
+pub(crate) fn loop_start_with(
+    p: LoopParams,
+    mem: Option<*mut *mut libc::c_void>,
+    red: *mut usize,
+    doacross: impl FnOnce(usize) -> Option<Box<crate::doacross::Doacross>>,
+) {
     thread::with(|ts| {
         let (team, _) = team_of(ts);
         let (ws, init) = enter(team, ts);
         if init {
             init_loop(ws, p, mem);
+            // SAFETY: the initialiser, before publishing (see the Sync impl).
+            unsafe { *ws.doacross.get() = doacross(team.n) };
             register_reductions(ws, red, true);
             publish(team, ws, ts);
         } else {
@@ -296,6 +321,7 @@ fn init_loop(ws: &WorkShare, p: LoopParams, mem: Option<*mut *mut libc::c_void>)
         }
     }
     ws.next.store(0, Ordering::Relaxed);
+    ws.cancelled.store(0, Ordering::Relaxed);
     ws.turn.store(0, Ordering::Relaxed);
 }
 
@@ -315,9 +341,10 @@ pub(crate) fn prepare_first(team: &Team, p: LoopParams) {
 /// entry is made free for the next construct number that maps to it. The
 /// reset is needed because gcc's combined `parallel loop` bodies may compute
 /// a static schedule themselves and never call `GOMP_loop_end*` for the
-/// prepared construct.
-pub(crate) fn finish_region(team: &Team, next: u64) {
-    if next == team.ws_base.get() {
+/// prepared construct, and members of a cancelled region leave constructs
+/// without leaving them (`force`: the region was cancelled).
+pub(crate) fn finish_region(team: &Team, next: u64, force: bool) {
+    if next == team.ws_base.get() && !force {
         return;
     }
     team.ws_base.set(next);
@@ -328,7 +355,10 @@ pub(crate) fn finish_region(team: &Team, next: u64) {
         let s = next + (j + r - next % r) % r;
         ws.left.store(0, Ordering::Relaxed);
         // SAFETY: no member uses the entry any more.
-        unsafe { (*ws.mem.get()).clear() };
+        unsafe {
+            (*ws.mem.get()).clear();
+            *ws.doacross.get() = None;
+        }
         ws.state.store(4 * s, Ordering::Relaxed);
     }
 }
@@ -340,6 +370,7 @@ pub(crate) fn enter_prepared(ts: &ThreadState) -> u64 {
     let s = ts.ws_next.get();
     ts.ws_next.set(s + 1);
     ts.ws_cur.set(s);
+    ts.ws_open.set(true);
     ts.static_trip.set(0);
     ts.ordered_chunk.set(None);
     s
@@ -354,6 +385,11 @@ pub(crate) fn loop_next() -> Option<(u64, u64)> {
         let p = ws.params();
         if p.ordered {
             finish_ordered_chunk(team, ws, ts);
+        }
+        // Cancelled (`cancel for`/`sections`): no more chunks. The word is
+        // on the entry's line, which a dynamic loop touches anyway.
+        if ws.cancelled.load(Ordering::Relaxed) != 0 {
+            return None;
         }
         let (a, b) = match p.kind {
             SchedKind::Static | SchedKind::Auto => {
@@ -423,6 +459,18 @@ pub(crate) fn loop_end(barrier: bool) {
         if barrier {
             crate::sync::barrier_in(team, me, ts);
         }
+    })
+}
+
+/// Runs `f` on the current loop's doacross state, if it has one.
+pub(crate) fn with_doacross<R>(f: impl FnOnce(&crate::doacross::Doacross, &Team) -> R) -> Option<R> {
+    thread::with(|ts| {
+        let (team, _) = team_of(ts);
+        let ws = current(team, ts);
+        // SAFETY: the caller is inside the loop (between its start and its
+        // end), so the entry is ready and not yet reset.
+        let d = unsafe { (*ws.doacross.get()).as_deref() }?;
+        Some(f(d, team))
     })
 }
 
@@ -507,6 +555,20 @@ pub(crate) fn model_claims(team: &Team, ts: &ThreadState, p: LoopParams) -> Vec<
     }
     leave(team, ts);
     out
+}
+
+/// `cancel for`/`sections` by a member inside the library-scheduled
+/// construct it is in (`ts.ws_open`): stops handing out its chunks.
+pub(crate) fn cancel_current(team: &Team, ts: &ThreadState) {
+    let ws = current(team, ts);
+    if ws.cancelled.load(Ordering::Relaxed) == 0 {
+        ws.cancelled.store(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether the library-scheduled construct the caller is in was cancelled.
+pub(crate) fn current_cancelled(team: &Team, ts: &ThreadState) -> bool {
+    current(team, ts).cancelled.load(Ordering::Relaxed) != 0
 }
 
 // ------------------------------------------------------------- sections --

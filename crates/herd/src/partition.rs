@@ -31,6 +31,22 @@ pub fn block(len: u64, i: u64, n: u64) -> Range<u64> {
     start..start + q + u64::from(i < r)
 }
 
+/// The participant (of `n`) whose [`block`] of `0..len` holds iteration
+/// `idx` (`idx < len`): the inverse of [`block`].
+#[inline]
+pub fn block_owner(len: u64, idx: u64, n: u64) -> u64 {
+    debug_assert!(n >= 1 && idx < len);
+    let q = len / n;
+    let r = len % n;
+    // The first `r` blocks have `q + 1` iterations, the others `q`.
+    let big = r * (q + 1);
+    if idx < big {
+        idx / (q + 1)
+    } else {
+        r + (idx - big) / q
+    }
+}
+
 /// Chunk number `trip` of participant `i` (of `n`) under a static schedule
 /// of `0..len` with chunk size `chunk`: chunk `trip * n + i` of size `chunk`
 /// (the last one clamped to `len`), or `None` when there is no such chunk.
@@ -101,6 +117,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn block_owner_inverts_block() {
+        for len in [1u64, 2, 7, 16, 100, 257] {
+            for n in 1..=9u64 {
+                for i in 0..n {
+                    for idx in block(len, i, n) {
+                        assert_eq!(block_owner(len, idx, n), i, "len {len} n {n} idx {idx}");
+                    }
+                }
+            }
+        }
+        assert_eq!(block_owner(u64::MAX, u64::MAX - 1, 2), 1);
+        assert_eq!(block_owner(u64::MAX, 0, 2), 0);
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! `taskgroup`: counts every task created while it is innermost,
 //! descendants included, and waits for the count to reach zero at its end.
 //! It also carries the innermost task-reduction registration (see
-//! `reduction`), inherited from the enclosing group.
+//! `reduction`), inherited from the enclosing group. A `cancel taskgroup`
+//! sets its `cancelled` word (see `cancel`).
 
 use super::record::current;
 use crate::team::Team;
 use crate::thread;
 use crate::wait::{self, Observe};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 /// A `taskgroup` region.
 pub(crate) struct TaskGroup {
@@ -23,6 +24,36 @@ pub(crate) struct TaskGroup {
     /// A parallel region's reduction group (`GOMP_parallel_reductions`):
     /// nobody waits for it (the region's end does), so tasks are not counted.
     pub(super) region: bool,
+    /// Set once by `cancel taskgroup`; read when its tasks start.
+    pub(super) cancelled: AtomicBool,
+}
+
+/// Cancels group `g` (`cancel taskgroup`; null: no enclosing group).
+pub(crate) fn cancel(g: *const TaskGroup) {
+    // SAFETY: the canceller's innermost group is alive (it ends only after
+    // the task that encounters the cancel).
+    if let Some(g) = unsafe { g.as_ref() } {
+        if !g.cancelled.load(Ordering::Relaxed) {
+            g.cancelled.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// Whether group `g` or a group enclosing it was cancelled: its tasks that
+/// have not started are discarded, and its running ones see cancellation
+/// points true. (A task of an inner group belongs to the outer one's
+/// taskgroup set too.)
+pub(crate) fn cancelled(mut g: *const TaskGroup) -> bool {
+    // SAFETY: each group of the chain is alive: the task asking is counted
+    // in `g` (or runs it), and a group outlives the task that runs its
+    // region, which is counted in (or runs) the group enclosing it.
+    while let Some(group) = unsafe { g.as_ref() } {
+        if group.cancelled.load(Ordering::Acquire) {
+            return true;
+        }
+        g = group.prev;
+    }
+    false
 }
 
 /// `GOMP_taskgroup_start`.
@@ -40,6 +71,7 @@ pub(crate) fn taskgroup_start() {
             team: task.team.get(),
             reductions: AtomicPtr::new(reductions),
             region: false,
+            cancelled: AtomicBool::new(false),
         });
         task.group.set(Box::into_raw(g));
     })

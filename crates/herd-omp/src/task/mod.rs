@@ -4,10 +4,11 @@
 //! **Deferred tasks** are herd jobs: pushed on the creating member's deque
 //! (`herd::rt::push`), so idle members steal them and members waiting in a
 //! barrier, taskwait or taskgroup run them. A task is *included* (run at once
-//! on the encountering thread) when its `if` clause is false, it is final or
-//! inside a final task, the team has one thread, or — lazy task creation, as
-//! herd's `join` — when it has no dependences and its creator already has
-//! enough queued and nobody is taking from it (see `should_defer`; an OpenMP
+//! on the encountering thread) when its `if` clause is false, it is created
+//! inside a final task (a final task itself is deferred like any other), the
+//! team has one thread, or — lazy task creation, as herd's `join` — when it
+//! has no dependences and no `detach` and its creator already has enough
+//! queued and nobody is taking from it (see `should_defer`; an OpenMP
 //! runtime may run any task immediately).
 //!
 //! **Counting.** `refs` = 1 (the task itself, until it finishes) + its
@@ -23,15 +24,19 @@
 //! finished by the member that ran the task, as each task's very last act.
 //!
 //! Files: `record` (the task record and the current task), `deps`
-//! (dependences), `group` (taskgroups), `reduction` (task reductions),
-//! `taskloop`; creation, running and completion are here.
+//! (dependences), `detach` (detached tasks and their events), `group`
+//! (taskgroups), `reduction` (task reductions), `taskloop`; creation,
+//! running and completion are here.
 
 mod deps;
+mod detach;
 mod group;
 mod record;
 mod reduction;
 mod taskloop;
 
+pub(crate) use detach::fulfill as fulfill_event;
+pub(crate) use group::{cancel as cancel_group, cancelled as group_cancelled, TaskGroup};
 pub(crate) use group::{taskgroup_end, taskgroup_start};
 pub(crate) use record::{current, Task};
 pub(crate) use reduction::RegionReductions;
@@ -90,12 +95,19 @@ pub(crate) struct Spawn {
     pub depend: *mut *mut c_void,
     /// Called on the task's own copy of the arguments (taskloop bounds).
     pub patch: Option<(u64, u64)>,
+    /// `detach(event)`: where the event handle goes (with `FLAG_DETACH`).
+    pub detach: *mut usize,
 }
 
 /// `GOMP_task` and taskloop's task creation.
 pub(crate) fn spawn(s: Spawn) {
     thread::with(|ts| {
         let enc = encounter(ts);
+        if crate::cancel::enabled() && crate::cancel::task_cancelled(enc.team, enc.parent.group.get()) {
+            // A cancelled region or taskgroup creates no task (libgomp's
+            // GOMP_task does the same).
+            return;
+        }
         let final_ = enc.parent.in_final.get() || s.flags & FLAG_FINAL != 0;
         let deps = if s.flags & FLAG_DEPEND != 0 && !s.depend.is_null() {
             // SAFETY: gcc's depend array.
@@ -103,16 +115,20 @@ pub(crate) fn spawn(s: Spawn) {
         } else {
             Vec::new()
         };
-        // Deferred unless the `if` clause is false, the task is final, the
-        // team has one thread, or (without dependences) enough is queued.
+        // Deferred unless the `if` clause is false, the task is inside a
+        // final task, the team has one thread, or (without dependences or
+        // detach) enough is queued.
+        // A final task itself may be deferred; only its descendants are
+        // included (`in_final` of their parent).
+        let detach = s.flags & FLAG_DETACH != 0;
         let defer_in = enc.team.filter(|t| {
             t.n > 1
                 && s.if_clause
-                && !final_
-                && (!deps.is_empty() || should_defer(enc.parent, t, herd::rt::local_queue_len()))
+                && !enc.parent.in_final.get()
+                && (detach || !deps.is_empty() || should_defer(enc.parent, t, herd::rt::local_queue_len()))
         });
         match defer_in {
-            Some(team) => defer(&enc, team, &s, &deps),
+            Some(team) => defer(&enc, team, &s, &deps, final_),
             None => run_included(ts, &enc, &s, final_, &deps),
         }
     })
@@ -151,6 +167,12 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
     let task = Task::child_of(enc.parent);
     task.in_final.set(final_);
     task.runner.store(enc.num, Ordering::Relaxed);
+    if s.flags & FLAG_DETACH != 0 {
+        // SAFETY: gcc's pointer to the event handle variable, and its
+        // argument block, whose first word is the task's copy of it (the
+        // copy for the body, if any, is made below, after this).
+        unsafe { publish_event(s.detach, s.data, detach::arm(&task)) };
+    }
     let node = (!deps.is_empty()).then(|| {
         let node = Arc::new(DepNode::default());
         task.npred.store(1, Ordering::Relaxed);
@@ -183,9 +205,28 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
         unsafe { (s.func)(s.data) };
     }
     task.wait_children();
+    if task.parts.pending() {
+        detach::wait_fulfilled(&task, enc.team.is_none_or(|t| t.n <= 1));
+    }
     ts.task.set(saved);
     if let Some(node) = node {
         node.finish(schedule);
+    }
+}
+
+/// Gives a detached task's event handle to the program: the encountering
+/// task's variable and the first word of the body's argument block (gcc
+/// passes the handle to the body there, as libgomp fills it).
+///
+/// # Safety
+/// `var` is gcc's `detach` pointer; `block` the argument block (or null).
+unsafe fn publish_event(var: *mut usize, block: *mut c_void, handle: usize) {
+    // SAFETY: the caller's contract; gcc puts the handle first in the block.
+    unsafe {
+        var.write_unaligned(handle);
+        if !block.is_null() {
+            (block as *mut usize).write_unaligned(handle);
+        }
     }
 }
 
@@ -211,7 +252,7 @@ unsafe fn copy_args(dst: *mut c_void, s: &Spawn) {
 }
 
 /// Creates a deferred task and makes it runnable when its dependences allow.
-fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
+fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)], final_: bool) {
     // One allocation: the task header, then the argument block.
     let header = Layout::new::<Task>();
     let args = arg_layout(s.arg_size, s.arg_align);
@@ -231,6 +272,7 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
     };
     debug_assert!(std::ptr::eq(task.team.get(), team));
     task.parent.set(enc.parent);
+    task.in_final.set(final_);
     task.heap.set(true);
     task.func.set(Some(s.func));
     task.data.set(
@@ -238,6 +280,16 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)]) {
         unsafe { (task as *const Task as *mut u8).add(offset) } as *mut c_void,
     );
     task.layout.set(Some(layout));
+    // Runs even when cancelled: copy-constructed arguments (its body
+    // destroys them, as libgomp's), and a detached task (its body may be
+    // what fulfils the event whose handle the program already holds).
+    task.must_run.set(s.cpyfn.is_some() || s.flags & FLAG_DETACH != 0);
+    if s.flags & FLAG_DETACH != 0 {
+        // SAFETY: gcc's pointer to the event handle variable and the task's
+        // own copy of the argument block (first word: its copy of the
+        // handle); the task is not yet runnable.
+        unsafe { publish_event(s.detach, task.data.get(), detach::arm(task)) };
+    }
     let mut group = task.group.get();
     // SAFETY: the group outlives its tasks. A region's reduction group is
     // not waited for (the region's end is): no count.
@@ -293,18 +345,33 @@ unsafe fn run_deferred(p: *const ()) {
         ts.num.set(num as u32);
         ts.task.set(task);
         let f = task.func.get().expect("deferred task has a body");
-        // SAFETY: gcc's outlined body with the task's own argument block.
-        unsafe { f(task.data.get()) };
+        // Discarded when its region or taskgroup was cancelled before it
+        // started: completed without running its body (`finish` below).
+        // SAFETY: the team outlives its tasks.
+        let discard = crate::cancel::enabled()
+            && !task.must_run.get()
+            && crate::cancel::task_cancelled(unsafe { task.team.get().as_ref() }, task.counted_in.get());
+        if !discard {
+            // SAFETY: gcc's outlined body with the task's own argument block.
+            unsafe { f(task.data.get()) };
+        }
         ts.team.set(team);
         ts.num.set(n);
         ts.task.set(cur);
     });
+    // A detached task completes when its event is fulfilled too.
+    if task.parts.pending() && !detach::body_done(task) {
+        return;
+    }
     finish(task);
 }
 
 /// A deferred task's completion; see the module documentation for the order.
+/// Runs on the thread that ran it, or (detached) on the one that fulfilled
+/// its event last.
 fn finish(task: &Task) {
-    // SAFETY: only this task's thread touches these.
+    // SAFETY: only this task's thread touches these (a detached task's body
+    // has ended before its last part was taken, `SeqCst`).
     unsafe {
         *task.deps.get() = None;
         if let Some(node) = (*task.node.get()).take() {
@@ -363,4 +430,27 @@ pub(crate) fn taskwait() {
 /// `GOMP_taskyield`: runs one queued task, if any.
 pub(crate) fn taskyield() {
     herd::rt::run_one();
+}
+
+/// The body of the empty task standing for `taskwait depend`.
+unsafe extern "C" fn empty_task(_: *mut c_void) {}
+
+/// `GOMP_taskwait_depend` (`nowait`: `GOMP_taskwait_depend_nowait`, gcc 13):
+/// an empty task with the dependences — included, so the encountering task
+/// waits for exactly the predecessors they name; with `nowait`, a deferred
+/// one that only orders later sibling tasks after those predecessors.
+pub(crate) fn taskwait_depend(depend: *mut *mut c_void, nowait: bool) {
+    static NO_ARGS: u8 = 0;
+    spawn(Spawn {
+        func: empty_task,
+        data: &NO_ARGS as *const u8 as *mut c_void,
+        cpyfn: None,
+        arg_size: 0,
+        arg_align: 1,
+        if_clause: nowait,
+        flags: FLAG_DEPEND,
+        depend,
+        patch: None,
+        detach: std::ptr::null_mut(),
+    })
 }

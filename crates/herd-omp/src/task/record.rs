@@ -47,6 +47,12 @@ pub(crate) struct Task {
     pub(super) func: Cell<Option<TaskFn>>,
     pub(super) data: Cell<*mut c_void>,
     pub(super) layout: Cell<Option<Layout>>,
+    /// It runs even when cancelled: its arguments were copy-constructed
+    /// (gcc's copy function; its body destroys them, as libgomp's), or it is
+    /// detached (see `defer`).
+    pub(super) must_run: Cell<bool>,
+    /// Outstanding parts of a detached task's completion (see `detach`).
+    pub(super) parts: super::detach::Parts,
 }
 
 // SAFETY: the `Cell`/`UnsafeCell` fields are used only by the thread running
@@ -86,6 +92,8 @@ impl Task {
             func: Cell::new(None),
             data: Cell::new(std::ptr::null_mut()),
             layout: Cell::new(None),
+            must_run: Cell::new(false),
+            parts: super::detach::Parts::new(),
         }
     }
 

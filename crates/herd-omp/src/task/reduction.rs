@@ -52,7 +52,7 @@ use super::group::{taskgroup_end, taskgroup_start, TaskGroup};
 use super::record::current;
 use crate::thread;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 const CNT: usize = 0;
 const SIZE: usize = 1;
@@ -347,6 +347,7 @@ impl RegionReductions {
             team: std::ptr::null(),
             reductions: AtomicPtr::new(data),
             region: true,
+            cancelled: AtomicBool::new(false),
         });
         RegionReductions { group, data, nthreads: Cell::new(0), arrived: AtomicUsize::new(0) }
     }

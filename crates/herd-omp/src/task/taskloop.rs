@@ -76,6 +76,7 @@ pub(crate) fn taskloop(
             flags: flags & (FLAG_FINAL | FLAG_UNTIED),
             depend: std::ptr::null_mut(),
             patch: Some(bounds(a, b)),
+            detach: std::ptr::null_mut(),
         });
         a = b;
     }

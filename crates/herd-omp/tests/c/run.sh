@@ -177,6 +177,9 @@ configs() {
     fortran)
         printf 'T2/places=threads/close\tOMP_NUM_THREADS=2 EXPECT_THREADS=2 OMP_PLACES=threads OMP_PROC_BIND=close EXPECT_PROC_BIND=3 EXPECT_MIN_PLACES=1\n'
         ;;
+    cancel)
+        for k in 1 2 3 4; do printf 'T%s/cancellation\tOMP_NUM_THREADS=%s OMP_CANCELLATION=true\n' $k $k; done
+        ;;
     teams_icv)
         printf 'teams=4/ttl=6\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4 OMP_TEAMS_THREAD_LIMIT=6 EXPECT_TEAMS_THREAD_LIMIT=6\n'
         ;;
@@ -198,6 +201,13 @@ configs() {
         printf 'teams=4\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4\n'
         printf 'T2/teams_thread_limit=1\tOMP_NUM_THREADS=2 OMP_TEAMS_THREAD_LIMIT=1 EXPECT_TEAMS_THREAD_LIMIT=1\n'
         printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
+        ;;
+    doacross)
+        # libgomp's doacross wait only spins: keep the cross-thread
+        # static,1 schedule within the cores (2 on the test VM).
+        printf 'T2/sched=static,1\tOMP_NUM_THREADS=2 OMP_SCHEDULE=static,1\n'
+        printf 'T3/sched=guided,2\tOMP_NUM_THREADS=3 OMP_SCHEDULE=guided,2\n'
+        printf 'T2/sched=dynamic\tOMP_NUM_THREADS=2 OMP_SCHEDULE=dynamic\n'
         ;;
     nesting)
         printf 'thread_limit=3\tOMP_THREAD_LIMIT=3\n'
