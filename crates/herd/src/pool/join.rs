@@ -235,12 +235,15 @@ mod tests {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
-    /// Waits (yielding) until `flag` is set; fails the test after 10 s
+    /// Waits (yielding) until `flag` is set; fails the test after 10 s (60 under TSan)
     /// rather than hanging it.
     fn wait_for(flag: &AtomicBool, what: &str) {
+        // ThreadSanitizer runs these 5-20x slower, beside the other tests on
+        // 2 cores (`make tsan` once saw 10 s pass here).
+        let limit = Duration::from_secs(if cfg!(herd_tsan) { 60 } else { 10 });
         let start = Instant::now();
         while !flag.load(Ordering::Acquire) {
-            assert!(start.elapsed() < Duration::from_secs(10), "{what} never happened");
+            assert!(start.elapsed() < limit, "{what} never happened");
             std::thread::yield_now();
         }
     }
