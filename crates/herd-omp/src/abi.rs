@@ -20,13 +20,13 @@ pub unsafe extern "C" fn GOMP_parallel(f: RegionFn, data: *mut c_void, num_threa
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn GOMP_parallel_start(_f: RegionFn, _data: *mut c_void, _n: c_uint) {
-    unsupported("GOMP_parallel_start (the split parallel ABI of gcc before 4.9)")
+pub unsafe extern "C" fn GOMP_parallel_start(f: RegionFn, data: *mut c_void, n: c_uint) {
+    crate::split::start(f, data, n)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_parallel_end() {
-    unsupported("GOMP_parallel_end (the split parallel ABI of gcc before 4.9)")
+    crate::split::end()
 }
 
 #[no_mangle]

@@ -31,6 +31,7 @@ mod placement;
 mod preload;
 mod runtime;
 mod settings;
+mod split;
 mod sync;
 mod target_memory;
 mod task;
