@@ -68,7 +68,8 @@ bench: build
 
 # ThreadSanitizer on the runtime's tests (nightly).
 # tsan-suppressions.txt silences only crossbeam-deque's documented benign
-# speculative slot read (see the file).
+# speculative slot read and a race TSan reports inside glibc's loader
+# (dlclose against dl_iterate_phdr; see the file).
 tsan: deps
 	@rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src' || \
 	  rustup component add rust-src --toolchain nightly
