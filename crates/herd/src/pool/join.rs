@@ -128,17 +128,12 @@ where
     let job_ref = unsafe { job_b.as_job_ref() };
     let index = lazy.record(job_ref);
     if reg.pending.none(slot) {
-        let oldest = lazy.expose_oldest().expect("an entry was just recorded");
-        reg.push_job(slot, oldest);
+        let exposed = expose_older(reg, slot);
+        debug_assert!(exposed, "an entry was just recorded");
     }
     let ra = panic::catch_unwind(AssertUnwindSafe(a));
-    if lazy.pop(index) && !take_back(reg, slot, &job_b, job_ref) {
-        return thief_ran(ra, job_b);
-    }
-    match ra {
-        Ok(ra) => (ra, job_b.run_inline()),
-        Err(p) => run_then_resume(|| job_b.run_inline(), p),
-    }
+    let stolen = lazy.pop(index) && !take_back(reg, slot, &job_b, job_ref);
+    conclude(ra, job_b, stolen)
 }
 
 /// `join` with this `b` queued at once (lazy binary splitting).
@@ -156,25 +151,33 @@ where
     let job_ref = unsafe { job_b.as_job_ref() };
     reg.push_job(slot, job_ref);
     let ra = panic::catch_unwind(AssertUnwindSafe(a));
-    if !take_back(reg, slot, &job_b, job_ref) {
-        return thief_ran(ra, job_b);
-    }
-    match ra {
-        Ok(ra) => (ra, job_b.run_inline()),
-        Err(p) => run_then_resume(|| job_b.run_inline(), p),
-    }
+    let stolen = !take_back(reg, slot, &job_b, job_ref);
+    conclude(ra, job_b, stolen)
 }
 
-/// The results once a thief has run `b` (`a`'s panic wins).
-fn thief_ran<F, RA, RB>(ra: std::thread::Result<RA>, job_b: StackJob<SetLatch, F, RB>) -> (RA, RB)
+/// The results of a join whose `a` returned `ra`: `b` ran on a thief
+/// (`stolen`: its result is in the job) or runs inline now. `a`'s panic wins.
+/// Takes the job by value, so only once nothing refers to it any more.
+#[inline(always)]
+fn conclude<F, RA, RB>(
+    ra: std::thread::Result<RA>,
+    job_b: StackJob<SetLatch, F, RB>,
+    stolen: bool,
+) -> (RA, RB)
 where
     F: FnOnce(bool) -> RB + Send,
     RB: Send,
 {
-    let rb = job_b.into_result();
+    if stolen {
+        let rb = job_b.into_result();
+        return match ra {
+            Err(p) => panic::resume_unwind(p),
+            Ok(ra) => (ra, JobResult::into_return_value(rb)),
+        };
+    }
     match ra {
-        Err(p) => panic::resume_unwind(p),
-        Ok(ra) => (ra, JobResult::into_return_value(rb)),
+        Ok(ra) => (ra, job_b.run_inline()),
+        Err(p) => run_then_resume(|| job_b.run_inline(), p),
     }
 }
 

@@ -170,12 +170,12 @@ pub(crate) fn swap_depth(depth: u32) -> u32 {
 
 /// Turns recording off on the calling thread while it runs a lightweight
 /// thread (see the module documentation); restored when dropped.
-pub(crate) struct LazyOff {
+struct LazyOff {
     prev: u32,
 }
 
 impl LazyOff {
-    pub(crate) fn new() -> LazyOff {
+    fn new() -> LazyOff {
         LazyOff { prev: swap_depth(OFF) }
     }
 }
@@ -184,6 +184,13 @@ impl Drop for LazyOff {
     fn drop(&mut self) {
         swap_depth(self.prev);
     }
+}
+
+/// Runs `f` (a lightweight thread's resumption) with continuation recording
+/// off on the calling thread.
+pub(crate) fn without_lazy_joins<R>(f: impl FnOnce() -> R) -> R {
+    let _off = LazyOff::new();
+    f()
 }
 
 #[cfg(all(test, not(loom)))]

@@ -30,10 +30,11 @@ pub use region::{BroadcastContext, RegionTiming};
 pub use scope::{scope, Scope};
 
 pub(crate) use idle::wait_current;
+pub(crate) use lazy::without_lazy_joins;
 pub(crate) use registry::Registry;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
-pub(crate) use worker::{current_arc, slot_in, with_current, without_lazy_joins};
+pub(crate) use worker::{current_arc, slot_in, with_current};
 
 /// A pool of participants; see the crate documentation.
 pub struct Pool {

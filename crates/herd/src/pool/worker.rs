@@ -3,7 +3,7 @@
 //! calling thread occupies (`CURRENT`), with the one safe way to reach it.
 
 use super::idle::AdaptiveSpin;
-use super::lazy::{self, LazyOff};
+use super::lazy;
 use super::port::{ADDRESS_BITS, TERMINATE};
 use super::region::Region;
 use super::registry::Registry;
@@ -62,14 +62,6 @@ pub(crate) fn with_current<R>(f: impl FnOnce(Option<(&Registry, usize)>) -> R) -
     // SAFETY: see above: a non-null `CURRENT` names a live registry for at
     // least as long as this call.
     f(unsafe { reg.as_ref() }.map(|r| (r, slot)))
-}
-
-/// Runs `f` (a lightweight thread's resumption) with `join`'s continuation
-/// recording off on the participant the calling thread occupies, if any
-/// (`lazy.rs`).
-pub(crate) fn without_lazy_joins<R>(f: impl FnOnce() -> R) -> R {
-    let _off = LazyOff::new();
-    f()
 }
 
 /// The slot the calling thread occupies in `reg`, if it is a participant of it.
