@@ -22,22 +22,6 @@ pub(crate) fn until(done: impl Fn(bool) -> bool) {
     }
 }
 
-/// [`until`], running only the jobs `admit` accepts (a task bound by the
-/// task scheduling constraint; see `task/constraint.rs`).
-#[cfg(not(loom))]
-#[inline]
-pub(crate) fn until_admitting(done: impl Fn(bool) -> bool, admit: &dyn herd::rt::Admit) {
-    if !done(false) {
-        herd::rt::wait_until_admitting(done, admit)
-    }
-}
-
-/// Under loom no jobs run while waiting: as [`until`].
-#[cfg(loom)]
-pub(crate) fn until_admitting(done: impl Fn(bool) -> bool, _admit: &dyn herd::rt::Admit) {
-    until(done)
-}
-
 /// Under loom: re-check and yield; or, on a thread that registered a model
 /// parker ([`model_enter`]), sleep as `herd::rt::wait_until` does: announce
 /// on the parker with a `SeqCst` read-modify-write, check `done(true)`, and

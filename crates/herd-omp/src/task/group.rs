@@ -7,7 +7,7 @@
 use super::record::current;
 use crate::team::Team;
 use crate::thread;
-use crate::wait::Observe;
+use crate::wait::{self, Observe};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 /// A `taskgroup` region.
@@ -88,7 +88,7 @@ pub(crate) fn taskgroup_end() {
         }
         // SAFETY: created by taskgroup_start and freed only here.
         let group = unsafe { &*g };
-        super::constraint::wait_descendants(task, |last| group.count.observe(last) == 0);
+        wait::until(|last| group.count.observe(last) == 0);
         task.group.set(group.prev);
         // SAFETY: count is zero: no task refers to the group any more.
         drop(unsafe { Box::from_raw(g as *mut TaskGroup) });

@@ -23,16 +23,11 @@
 //! epoch and per member (see `team`): created by the creating member,
 //! finished by the member that ran the task, as each task's very last act.
 //!
-//! **Waiting** (taskwait, taskgroup end, an included task's predecessors)
-//! runs only the waiting task's descendants: `constraint`.
-//!
-//! Files: `record` (the task record and the current task), `constraint`
-//! (the task scheduling constraint), `deps`
+//! Files: `record` (the task record and the current task), `deps`
 //! (dependences), `detach` (detached tasks and their events), `group`
 //! (taskgroups), `reduction` (task reductions), `taskloop`; creation,
 //! running and completion are here.
 
-mod constraint;
 mod deps;
 mod detach;
 mod group;
@@ -51,7 +46,7 @@ pub(crate) use taskloop::taskloop;
 
 use crate::team::Team;
 use crate::thread::{self, ThreadState};
-use crate::wait::Observe;
+use crate::wait::{self, Observe};
 use deps::{parse_depend, DepNode};
 use std::alloc::Layout;
 use std::ffi::c_void;
@@ -187,7 +182,7 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
             table.get_or_insert_with(Default::default).register(deps, &node, &task);
         }
         if task.npred.fetch_sub(1, Ordering::AcqRel) != 1 {
-            constraint::wait_descendants(enc.parent, |last| task.npred.observe(last) == 0);
+            wait::until(|last| task.npred.observe(last) == 0);
         }
         node
     });
@@ -276,8 +271,8 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)], fi
         &*t
     };
     debug_assert!(std::ptr::eq(task.team.get(), team));
+    task.parent.set(enc.parent);
     task.in_final.set(final_);
-    task.untied.set(s.flags & FLAG_UNTIED != 0);
     task.heap.set(true);
     task.func.set(Some(s.func));
     task.data.set(
@@ -432,9 +427,9 @@ pub(crate) fn taskwait() {
     thread::with(|ts| current(ts).wait_children())
 }
 
-/// `GOMP_taskyield`: runs one queued descendant of the current task, if any.
+/// `GOMP_taskyield`: runs one queued task, if any.
 pub(crate) fn taskyield() {
-    thread::with(|ts| constraint::yield_to_descendant(current(ts)))
+    herd::rt::run_one();
 }
 
 /// The body of the empty task standing for `taskwait depend`.

@@ -7,7 +7,7 @@ use super::TaskFn;
 use crate::icv::Icv;
 use crate::team::Team;
 use crate::thread::ThreadState;
-use crate::wait::Observe;
+use crate::wait::{self, Observe};
 use std::alloc::Layout;
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_void;
@@ -21,10 +21,6 @@ pub(crate) struct Task {
     /// The team whose members run it (null: no parallel region).
     pub team: Cell<*const Team>,
     pub(super) parent: Cell<*const Task>,
-    /// Ancestors up to its implicit task (implicit and initial tasks: 0).
-    pub(super) depth: Cell<u32>,
-    /// An untied task: the scheduling constraint does not apply to it.
-    pub(super) untied: Cell<bool>,
     /// In a final task (`omp_in_final`): its descendants are included.
     pub in_final: Cell<bool>,
     pub(super) heap: Cell<bool>,
@@ -81,8 +77,6 @@ impl Task {
             icv: Cell::new(icv),
             team: Cell::new(std::ptr::null()),
             parent: Cell::new(std::ptr::null()),
-            depth: Cell::new(0),
-            untied: Cell::new(false),
             in_final: Cell::new(false),
             heap: Cell::new(false),
             implicit: Cell::new(false),
@@ -107,8 +101,6 @@ impl Task {
     /// taskgroup and barrier epoch are the parent's.
     pub(super) fn child_of(parent: &Task) -> Task {
         let t = Task::blank(parent.icv.get());
-        t.parent.set(parent);
-        t.depth.set(parent.depth.get() + 1);
         t.team.set(parent.team.get());
         t.group.set(parent.group.get());
         t.epoch.set(parent.epoch.get());
@@ -125,7 +117,6 @@ impl Task {
         self.icv.set(icv);
         self.team.set(team);
         self.parent.set(std::ptr::null());
-        self.depth.set(0);
         self.in_final.set(false);
         self.implicit.set(true);
         self.runner.store(num, Ordering::Relaxed);
@@ -145,32 +136,10 @@ impl Task {
         !self.implicit.get() && !std::ptr::eq(self, initial_task())
     }
 
-    /// Waits (running its descendants) until every child has finished:
-    /// only the task's own reference is left.
+    /// Waits (running other tasks) until every child has finished: only the
+    /// task's own reference is left.
     pub(crate) fn wait_children(&self) {
-        super::constraint::wait_descendants(self, |last| self.refs.observe(last) == 1);
-    }
-
-    /// Whether `ancestor` is this task's parent, or its parent's, and so
-    /// on. Reads only the chain's `parent` and `depth`, written before each
-    /// task was published; the chain is alive while this task is (each task
-    /// holds a reference on its parent until it finishes, and an included
-    /// task waits for its children).
-    pub(super) fn descends_from(&self, ancestor: &Task) -> bool {
-        let (mine, theirs) = (self.depth.get(), ancestor.depth.get());
-        if mine <= theirs {
-            return false;
-        }
-        let mut p: *const Task = self;
-        for _ in 0..mine - theirs {
-            // SAFETY: see above; a chain of `mine` ancestors is never null
-            // before depth 0.
-            p = unsafe { (*p).parent.get() };
-            if p.is_null() {
-                return false;
-            }
-        }
-        std::ptr::eq(p, ancestor)
+        wait::until(|last| self.refs.observe(last) == 1);
     }
 }
 

@@ -156,9 +156,6 @@ impl Registry {
         if let Some(job) = unsafe { self.sched.pop(slot) } {
             return Some(job);
         }
-        if let Some(job) = self.take_rejected() {
-            return Some(job);
-        }
         let stolen = self.sched.steal(slot, self.counters.of(slot));
         for _ in 0..stolen.wake {
             self.notify_work(Target::Shepherd(self.shepherds.of[slot]), slot);
@@ -168,23 +165,6 @@ impl Registry {
             trace::instant(trace::Kind::Steal, slot as u64);
         }
         Some(job)
-    }
-
-    /// A job some waiter could not run (`admit.rs`); a load of the queue's
-    /// two indices when there is none.
-    #[inline]
-    pub(crate) fn take_rejected(&self) -> Option<JobRef> {
-        if self.rejected.is_empty() {
-            return None;
-        }
-        self.rejected.steal().success()
-    }
-
-    /// True when `slot` could find work: in the scheduler's queues or among
-    /// the rejected jobs (checked before sleeping).
-    #[inline]
-    pub(crate) fn has_work(&self, slot: usize) -> bool {
-        self.sched.has_work(slot) || !self.rejected.is_empty()
     }
 
     /// Waits until `done(_)` holds. `slot` is the slot the caller occupies (it
@@ -288,7 +268,7 @@ impl Registry {
                 self.sleepers.announce(s);
             }
             let wake_now = done(false)
-                || announced.is_some_and(|s| s < self.team.load(Ordering::Relaxed) && self.has_work(s));
+                || announced.is_some_and(|s| s < self.team.load(Ordering::Relaxed) && self.sched.has_work(s));
             if !wake_now {
                 first_clock.get_or_insert_with(Instant::now);
                 slept = true;
@@ -338,15 +318,6 @@ pub(crate) fn wait_current(done: impl Fn(bool) -> bool) {
                 }
             }
         }
-    })
-}
-
-/// [`wait_current`] admitting only the jobs `admit` accepts (see
-/// `admit.rs`); any other thread spins, then yields, as there.
-pub(crate) fn wait_current_admitting(done: impl Fn(bool) -> bool, admit: &dyn super::Admit) {
-    with_current(|cur| match cur {
-        Some((reg, slot)) => reg.wait_admitting(slot, reg.parker(slot), done, admit),
-        None => wait_current(done),
     })
 }
 

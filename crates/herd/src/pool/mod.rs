@@ -6,7 +6,6 @@
 //! duration of the call, pinned to the master's place; the pool's persistent
 //! workers are participants `1..n`.
 
-mod admit;
 mod builder;
 mod idle;
 mod info;
@@ -30,8 +29,7 @@ pub use loops::Schedule;
 pub use region::{BroadcastContext, RegionTiming};
 pub use scope::{scope, Scope};
 
-pub use admit::Admit;
-pub(crate) use idle::{wait_current, wait_current_admitting};
+pub(crate) use idle::wait_current;
 pub(crate) use lazy::without_lazy_joins;
 pub(crate) use registry::Registry;
 use std::ops::Range;

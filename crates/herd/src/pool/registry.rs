@@ -21,11 +21,10 @@ use super::tree::WakeTree;
 use crate::config::Sched;
 use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
-use crate::sched::{AllCounters, JobRef, Pending, Queues, Scheduler};
+use crate::sched::{AllCounters, Pending, Queues, Scheduler};
 use crate::shepherds::Shepherds;
 use crate::sync::{Parker, Sleepers};
 use crate::topology::Topology;
-use crossbeam_deque::Injector;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -69,12 +68,6 @@ pub(crate) struct Registry {
     /// region; see [`Port`].
     posts: CachePadded<AtomicU64>,
     pub(crate) sleepers: Sleepers,
-    /// Jobs that a waiter which may run only some jobs took and could not
-    /// run (`admit.rs`): every participant looks here after its own queue.
-    pub(crate) rejected: Injector<JobRef>,
-    /// Jobs put in `rejected` so far: what a waiter of `admit.rs` re-checks
-    /// before it sleeps.
-    pub(crate) rejections: CachePadded<AtomicU64>,
     /// Participants allowed to take jobs: slots `0..team`. A region of fewer
     /// participants than the pool (`rt::broadcast_n`) lowers it for its
     /// duration, so that workers outside the region neither steal its jobs
@@ -131,8 +124,6 @@ impl Registry {
             region_active: CachePadded::new(AtomicBool::new(false)),
             posts: CachePadded::new(AtomicU64::new(1)),
             sleepers: Sleepers::new(n),
-            rejected: Injector::new(),
-            rejections: CachePadded::new(AtomicU64::new(0)),
             team: AtomicUsize::new(n),
             keep_master_binding: false,
             report_stats: false,
