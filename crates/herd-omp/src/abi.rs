@@ -21,7 +21,7 @@ pub unsafe extern "C" fn GOMP_parallel(f: RegionFn, data: *mut c_void, num_threa
 
 #[no_mangle]
 pub unsafe extern "C" fn GOMP_parallel_start(f: RegionFn, data: *mut c_void, n: c_uint) {
-    crate::split::start(f, data, n)
+    crate::split::start(f, data, n, None)
 }
 
 #[no_mangle]
@@ -408,11 +408,6 @@ macro_rules! unsupported_fns {
 }
 
 unsupported_fns! {
-    GOMP_parallel_loop_static_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long, e: c_long) => "GOMP_parallel_loop_static_start (the split parallel ABI of gcc before 4.9)";
-    GOMP_parallel_loop_dynamic_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long, e: c_long) => "GOMP_parallel_loop_dynamic_start (the split parallel ABI of gcc before 4.9)";
-    GOMP_parallel_loop_guided_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long, e: c_long) => "GOMP_parallel_loop_guided_start (the split parallel ABI of gcc before 4.9)";
-    GOMP_parallel_loop_runtime_start(f: RegionFn, d: *mut c_void, n: c_uint, a: c_long, b: c_long, c: c_long) => "GOMP_parallel_loop_runtime_start (the split parallel ABI of gcc before 4.9)";
-    GOMP_parallel_sections_start(f: RegionFn, d: *mut c_void, n: c_uint, c: c_uint) => "GOMP_parallel_sections_start (the split parallel ABI of gcc before 4.9)";
     GOMP_target_ext(a: c_int, b: RegionFn, c: usize, d: *mut *mut c_void, e: *mut usize, f: *mut u16, g: c_uint, h: *mut *mut c_void, i: *mut *mut c_void) => "offloading (target regions)";
     GOMP_target_data_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16) => "offloading (target data)";
     GOMP_target_end_data() => "offloading (target data)";
@@ -495,6 +490,51 @@ parallel_loop_runtime_fns!(
     GOMP_parallel_loop_nonmonotonic_runtime,
     GOMP_parallel_loop_maybe_nonmonotonic_runtime
 );
+
+/// The split forms of the combined constructs (gcc before 4.9; see
+/// `split`): the region starts with its loop prepared, and the caller runs
+/// member 0's share until `GOMP_parallel_end`.
+macro_rules! parallel_loop_start_fns {
+    ($($name:ident => $kind:ident;)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            f: RegionFn, data: *mut c_void, num_threads: c_uint,
+            start: c_long, end: c_long, incr: c_long, chunk: c_long,
+        ) {
+            let p = ws::long_params(start, end, incr, sched(SchedKind::$kind, chunk, true), false);
+            crate::split::start(f, data, num_threads, Some(p))
+        }
+    )*};
+}
+
+parallel_loop_start_fns! {
+    GOMP_parallel_loop_static_start => Static;
+    GOMP_parallel_loop_dynamic_start => Dynamic;
+    GOMP_parallel_loop_guided_start => Guided;
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_parallel_loop_runtime_start(
+    f: RegionFn,
+    data: *mut c_void,
+    num_threads: c_uint,
+    start: c_long,
+    end: c_long,
+    incr: c_long,
+) {
+    let p = ws::long_params(start, end, incr, runtime_sched(), false);
+    crate::split::start(f, data, num_threads, Some(p))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn GOMP_parallel_sections_start(
+    f: RegionFn,
+    data: *mut c_void,
+    num_threads: c_uint,
+    count: c_uint,
+) {
+    crate::split::start(f, data, num_threads, Some(ws::sections_params(count)))
+}
 
 // ------------------------------------------------------------ sections --
 

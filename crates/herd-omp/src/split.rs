@@ -11,12 +11,15 @@
 //! coroutine's stack); `GOMP_parallel_end` resumes it, member 0's share
 //! returns, and the region ends like any other (its closing barrier, the
 //! workers released). Regions opened this way nest: each thread keeps a
-//! stack of open ones, closed innermost first.
+//! stack of open ones, closed innermost first. The combined split forms
+//! (`parallel for`, `parallel sections`) are the same with the region's
+//! first worksharing construct prepared.
 //!
 //! Why our own code: this is the bridge between libgomp's split ABI and
 //! herd's region model, not a general facility.
 
 use crate::parallel::{parallel, RegionFn};
+use crate::ws::LoopParams;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, RefCell};
@@ -56,8 +59,11 @@ unsafe extern "C" fn share(p: *mut c_void) {
     }
 }
 
-/// `GOMP_parallel_start`.
-pub(crate) fn start(f: RegionFn, data: *mut c_void, num_threads: u32) {
+/// `GOMP_parallel_start`, and with `first` the combined forms
+/// (`GOMP_parallel_loop_*_start`, `GOMP_parallel_sections_start`: the
+/// region's first worksharing construct prepared as their non-split
+/// counterparts prepare it).
+pub(crate) fn start(f: RegionFn, data: *mut c_void, num_threads: u32, first: Option<LoopParams>) {
     let split = Box::new(Split { f, data, yielder: Cell::new(std::ptr::null()) });
     let p = &*split as *const Split as usize;
     let stack = DefaultStack::new(STACK).unwrap_or_else(|e| {
@@ -67,7 +73,7 @@ pub(crate) fn start(f: RegionFn, data: *mut c_void, num_threads: u32) {
         // SAFETY: `p` is the boxed `Split`, alive until `end` has run the
         // coroutine to completion.
         unsafe { (*(p as *const Split)).yielder.set(y) };
-        parallel(share, p as *mut c_void, num_threads, 0, None);
+        parallel(share, p as *mut c_void, num_threads, 0, first);
     });
     match region.resume(()) {
         CoroutineResult::Yield(()) => OPEN.with(|o| o.borrow_mut().push((region, split))),

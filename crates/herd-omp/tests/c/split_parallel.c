@@ -5,12 +5,27 @@
  * calls. Checked: team size and thread numbers, every member runs fn once,
  * barriers and a worksharing loop inside fn, nesting (a split region inside
  * a split region's member 0, and inside a regular parallel region), many
- * regions in a row, and the state after the region (level 0, one thread).
+ * regions in a row, the combined forms (`parallel for` of each schedule,
+ * `parallel sections`: GOMP_parallel_loop_*_start / _sections_start, whose
+ * fn takes chunks with GOMP_loop_*_next / GOMP_sections_next as old gcc's
+ * code did), and the state after the region (level 0, one thread).
  */
 #include "check.h"
 
 void GOMP_parallel_start(void (*fn)(void *), void *data, unsigned num_threads);
 void GOMP_parallel_end(void);
+void GOMP_parallel_loop_static_start(void (*)(void *), void *, unsigned, long, long, long, long);
+void GOMP_parallel_loop_dynamic_start(void (*)(void *), void *, unsigned, long, long, long, long);
+void GOMP_parallel_loop_guided_start(void (*)(void *), void *, unsigned, long, long, long, long);
+void GOMP_parallel_loop_runtime_start(void (*)(void *), void *, unsigned, long, long, long);
+void GOMP_parallel_sections_start(void (*)(void *), void *, unsigned, unsigned);
+_Bool GOMP_loop_static_next(long *, long *);
+_Bool GOMP_loop_dynamic_next(long *, long *);
+_Bool GOMP_loop_guided_next(long *, long *);
+_Bool GOMP_loop_runtime_next(long *, long *);
+void GOMP_loop_end_nowait(void);
+unsigned GOMP_sections_next(void);
+void GOMP_sections_end_nowait(void);
 
 #define MAXT 64
 
@@ -66,6 +81,62 @@ static int split_region(const char *what, int want, int level) {
     return n;
 }
 
+/* The combined split forms: fn takes its chunks of the prepared loop (or
+ * its sections) as old gcc's outlined body did. */
+struct combined {
+    _Bool (*next)(long *, long *); /* NULL: sections */
+    long sum;                    /* iterations (or section numbers) summed */
+    int hits[4];                 /* per section: times it ran */
+};
+
+static void combined_body(void *p) {
+    struct combined *c = p;
+    long local = 0;
+    if (c->next) {
+        long s, e;
+        while (c->next(&s, &e))
+            for (long i = s; i < e; i++) local += i;
+        GOMP_loop_end_nowait();
+    } else {
+        for (unsigned k = GOMP_sections_next(); k != 0; k = GOMP_sections_next()) {
+            if (k <= 4) __atomic_fetch_add(&c->hits[k - 1], 1, __ATOMIC_RELAXED);
+            local += k;
+        }
+        GOMP_sections_end_nowait();
+    }
+    __atomic_fetch_add(&c->sum, local, __ATOMIC_RELAXED);
+}
+
+static void combined_forms(void) {
+    struct {
+        const char *name;
+        _Bool (*next)(long *, long *);
+    } loops[] = {{"static", GOMP_loop_static_next},
+                 {"dynamic", GOMP_loop_dynamic_next},
+                 {"guided", GOMP_loop_guided_next},
+                 {"runtime", GOMP_loop_runtime_next}};
+    for (int l = 0; l < 4; l++) {
+        struct combined c = {.next = loops[l].next};
+        /* Iterations 1..1000 (end exclusive), chunk 7. */
+        if (l == 0) GOMP_parallel_loop_static_start(combined_body, &c, 0, 1, 1001, 1, 7);
+        if (l == 1) GOMP_parallel_loop_dynamic_start(combined_body, &c, 0, 1, 1001, 1, 7);
+        if (l == 2) GOMP_parallel_loop_guided_start(combined_body, &c, 0, 1, 1001, 1, 7);
+        if (l == 3) GOMP_parallel_loop_runtime_start(combined_body, &c, 0, 1, 1001, 1);
+        combined_body(&c);
+        GOMP_parallel_end();
+        char name[96];
+        snprintf(name, sizeof name, "split parallel loop (%s): every iteration once", loops[l].name);
+        CHECK_EQ(name, c.sum, 500500L);
+    }
+    struct combined c = {.next = NULL};
+    GOMP_parallel_sections_start(combined_body, &c, 0, 4);
+    combined_body(&c);
+    GOMP_parallel_end();
+    CHECK("split parallel sections: every section once",
+          c.sum == 10 && c.hits[0] == 1 && c.hits[1] == 1 && c.hits[2] == 1 && c.hits[3] == 1,
+          "sum %ld hits %d %d %d %d", c.sum, c.hits[0], c.hits[1], c.hits[2], c.hits[3]);
+}
+
 struct outer {
     int inner_sizes_ok;
 };
@@ -101,6 +172,8 @@ int main(void) {
         if (omp_get_thread_num() == 1) inner_ok += split_region("inside a regular parallel region", 0, 2) >= 1;
     }
     CHECK_EQ("split region inside a regular region", inner_ok, 1);
+
+    combined_forms();
 
     int ok = 1;
     for (int i = 0; i < 200 && ok; i++) {
