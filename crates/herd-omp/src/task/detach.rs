@@ -26,7 +26,8 @@
 //! fulfilment, so an event only a later task of that thread fulfils never is
 //! (herd says so on stderr after a few seconds rather than hang silently).
 //! A fulfilment from a thread outside the team that completes a task runs
-//! the completion — and dependence successors it makes ready — there.
+//! the completion — and dependence successors it makes ready — there, and
+//! wakes the team's drain (no member finished the task, so none would).
 
 use super::record::Task;
 use crate::wait::Observe;
@@ -151,8 +152,19 @@ pub(crate) fn fulfill(handle: usize) {
     // SAFETY: the task cannot complete before this part is taken: alive.
     let t = unsafe { &*task };
     if t.heap.get() {
+        let team = t.team.get();
         if body_done(t) {
             super::finish(t);
+            // Completed here, maybe by a thread outside the team: no member
+            // re-checks the barrier drain on returning from this task (the
+            // drain's rule, see `team`), so wake member 0, the root of the
+            // drain's wake tree; a drainer that sees the epoch drained
+            // wakes its neighbours. (As `Team::task_finished`, this touches
+            // the team after the count: teams outlive their regions.)
+            // SAFETY: as above.
+            if let Some(team) = unsafe { team.as_ref() } {
+                team.wake(0);
+            }
         }
     } else {
         // An included task: its thread waits for the count; read what
