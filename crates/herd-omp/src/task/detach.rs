@@ -18,8 +18,10 @@
 //! disarms it (one compare-and-swap), so a second fulfilment of a handle —
 //! racing, later, or after the record was reused (unless reused a multiple
 //! of 64 times since) — is reported as an error instead of completing some
-//! other task. Arming and recycling touch only the calling thread's list:
-//! no shared cache line on the creation path.
+//! other task. Arming and recycling touch the calling thread's list; a
+//! shared spare list is locked once per 64 events, only by a thread that
+//! runs out (it arms more than it fulfils) or has too many (the reverse),
+//! so records stay bounded by the events alive plus 128 per thread.
 //!
 //! **Limits.** Teams of one thread run detached tasks undeferred (their
 //! barriers do not count tasks): the creating thread waits for the
@@ -32,6 +34,7 @@
 use super::record::Task;
 use crate::wait::Observe;
 use std::cell::RefCell;
+use std::sync::Mutex;
 
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -116,16 +119,56 @@ impl Event {
     }
 }
 
+/// Events a thread hands on in batches of [`BATCH`]: one that fulfils more
+/// than it arms (a progress thread fulfilling others' events) would
+/// otherwise keep records its own list never reuses while the arming
+/// threads allocate new ones, without bound.
+static SPARE: Mutex<Vec<&'static Event>> = Mutex::new(Vec::new());
+const BATCH: usize = 64;
+
+/// A thread's fulfilled events, ready to be armed again; handed to
+/// [`SPARE`] when the thread exits.
+struct FreeList(Vec<&'static Event>);
+
+impl Drop for FreeList {
+    fn drop(&mut self) {
+        spare().append(&mut self.0);
+    }
+}
+
+fn spare() -> std::sync::MutexGuard<'static, Vec<&'static Event>> {
+    SPARE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 thread_local! {
-    /// This thread's fulfilled events, ready to be armed again.
-    static FREE: RefCell<Vec<&'static Event>> = const { RefCell::new(Vec::new()) };
+    static FREE: RefCell<FreeList> = const { RefCell::new(FreeList(Vec::new())) };
 }
 
 /// Makes `task` detached and returns its event handle for the program.
 pub(super) fn arm(task: &Task) -> usize {
     task.parts.arm();
-    let ev = FREE.with(|f| f.borrow_mut().pop()).unwrap_or_else(|| Box::leak(Box::new(Event::new())));
-    ev.arm(task)
+    let ev = FREE.with(|f| {
+        let list = &mut f.borrow_mut().0;
+        if list.is_empty() {
+            let mut spare = spare();
+            let keep = spare.len().saturating_sub(BATCH);
+            list.extend(spare.drain(keep..));
+        }
+        list.pop()
+    });
+    ev.unwrap_or_else(|| Box::leak(Box::new(Event::new()))).arm(task)
+}
+
+/// Keeps a fulfilled event for this thread's next `arm`, passing a batch on
+/// when the list is long.
+fn recycle(ev: &'static Event) {
+    FREE.with(|f| {
+        let list = &mut f.borrow_mut().0;
+        list.push(ev);
+        if list.len() > 2 * BATCH {
+            spare().extend(list.drain(..BATCH));
+        }
+    })
 }
 
 /// The end of a detached task's body: true if the task is complete now
@@ -148,7 +191,7 @@ pub(crate) fn fulfill(handle: usize) {
             "omp_fulfill_event: event {handle:#x} is already fulfilled (an event may be fulfilled only once)"
         ))
     };
-    FREE.with(|f| f.borrow_mut().push(ev));
+    recycle(ev);
     // SAFETY: the task cannot complete before this part is taken: alive.
     let t = unsafe { &*task };
     if t.heap.get() {
@@ -201,6 +244,26 @@ pub(super) fn wait_fulfilled(task: &Task, alone: bool) {
                  omp_fulfill_event: herd runs it undeferred there, so only another thread can fulfil its event"
             );
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Events armed on one thread and fulfilled on another (a progress
+    /// thread) are reused: the records stay bounded by the events alive plus
+    /// the two threads' lists, however many are armed in all.
+    #[test]
+    fn events_fulfilled_elsewhere_are_reused() {
+        let tasks: Vec<Task> = (0..100).map(|_| Task::implicit_blank()).collect();
+        let mut records = std::collections::HashSet::new();
+        for _ in 0..100 {
+            let handles: Vec<usize> = tasks.iter().map(arm).collect();
+            records.extend(handles.iter().map(|h| h & !GEN_MASK));
+            std::thread::spawn(move || handles.into_iter().for_each(fulfill)).join().unwrap();
+        }
+        assert!(records.len() <= 100 + 3 * BATCH, "{} event records for 100 alive at a time", records.len());
     }
 }
 
