@@ -12,8 +12,9 @@
 //! idle participants steal the shallowest pending continuations, as from
 //! Rayon's always-push deque. Where recording is off (inside a lightweight
 //! thread, or deeper than `lazy::CAPACITY` joins) the older rule applies:
-//! push this `b` when nothing of ours is queued, else run inline (lazy
-//! binary splitting, Tzannes et al.).
+//! when nothing of ours is queued, expose something — an older recorded
+//! continuation if one is left, else this `b` — and otherwise run inline
+//! (lazy binary splitting, Tzannes et al.).
 //!
 //! When `a` returns and `b` was not exposed, `b` runs inline like a plain
 //! call. When it was: take it back if nobody stole it

@@ -17,8 +17,9 @@
 //! idle thieves every exposed job is stolen at once, and the next join to
 //! expose one is wherever the owner happens to be — deep in the recursion,
 //! a tiny job — while the large continuations it passed on the way down are
-//! run inline by the owner alone. On a 16-core node fib(30) then took 13-21
-//! ms on 16 workers against 4-5 ms on one (Rayon: 2-4.6 ms). Exposing the oldest
+//! run inline by the owner alone. On a 16-core node fib(30) then took
+//! 12.7-16.1 ms on 16 workers against 3.9-5.0 ms on one (Rayon on 16:
+//! 1.8-2.2 ms; BENCHMARKS.md). Exposing the oldest
 //! entry gives thieves what Rayon's always-push deque gives them (the
 //! shallowest pending `b`) while a join that exposes nothing costs a few
 //! stores to this participant's own line, no fence.
