@@ -179,7 +179,8 @@ fortran! {
     omp_pause_resource_all_(kind: I4) -> c_int = omp_pause_resource_all(*kind);
     omp_display_env_(verbose: I4) = omp_display_env(*verbose);
     omp_display_env_8_(verbose: I8) = omp_display_env((*verbose != 0) as c_int);
-    omp_fulfill_event_(event: Handle) = omp_fulfill_event(*event);
+    // By value: gfortran's omp_lib declares the handle `value` (as libgomp's fortran.c takes it).
+    omp_fulfill_event_(event: usize) = omp_fulfill_event(event);
     omp_set_default_allocator_(a: Handle) = omp_set_default_allocator(*a);
     omp_get_default_allocator_() -> usize = omp_get_default_allocator();
     omp_init_allocator_(space: Handle, n: I4, traits: *const c_void) -> usize = omp_init_allocator(*space, *n, traits);

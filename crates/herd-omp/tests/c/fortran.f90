@@ -132,6 +132,8 @@ program fortran_omp
   type(omp_alloctrait) :: traits(2)
   type(c_ptr) :: mem
   integer(c_intptr_t) :: addr
+  integer(omp_event_handle_kind) :: ev
+  integer :: fulfilled
 
   call begin()
   expect = env_int('EXPECT_THREADS', omp_get_max_threads())
@@ -331,6 +333,20 @@ program fortran_omp
   call omp_set_default_allocator(omp_low_lat_mem_alloc)
   call check('omp_set_default_allocator', omp_get_default_allocator() == omp_low_lat_mem_alloc, 'not kept')
   call omp_set_default_allocator(omp_default_mem_alloc)
+
+  ! ---- detach: omp_fulfill_event takes the handle by value ----
+  fulfilled = 0
+  !$omp parallel
+  !$omp single
+  !$omp task detach(ev)
+  !$omp atomic
+  fulfilled = fulfilled + 1
+  call omp_fulfill_event(ev)
+  !$omp end task
+  !$omp taskwait
+  !$omp end single
+  !$omp end parallel
+  call check_eq('detach: a task fulfilling its own event completes', int(fulfilled, 8), 1_8)
 
   write (*, '(a,i0,a,i0,a)') 'summary fortran: ', nchecks, ' checks, ', nfailed, ' failed, 0 known deviations (xfail)'
   flush (6)
