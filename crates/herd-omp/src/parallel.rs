@@ -336,6 +336,12 @@ fn run_serialized(ts: &ThreadState, spec: &Spec, at: Nesting) {
     }
     setup(team, ts, spec, at);
     let (ws_end, epoch_end) = member(team, ts, 0, spec);
+    // Detached tasks may still wait for their events (see `task::detach`).
+    Team::wait_in(
+        Some(team),
+        |_| team.region_drained(epoch_end, false),
+        "a detached task's event (end of region)",
+    );
     let cancelled = crate::cancel::end_region(team, epoch_end);
     ws::finish_region(team, ws_end, cancelled);
 }

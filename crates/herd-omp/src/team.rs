@@ -210,6 +210,20 @@ impl Team {
         }
     }
 
+    /// Waits until `done` holds, as a member of `team` (`None`: a thread
+    /// outside any region): by the members' protocol (`wait::until`, woken by
+    /// [`Team::wake`]) in a team of several; polling alone in a team of one
+    /// (no pool handle wakes it: see `wait::until_alone`, whose report names
+    /// `what`). Only detached tasks keep a team of one waiting.
+    #[inline]
+    pub(crate) fn wait_in(team: Option<&Team>, done: impl Fn(bool) -> bool, what: &str) {
+        match team {
+            Some(t) if t.n > 1 => wait::until(done),
+            _ if done(false) => {}
+            _ => wait::until_alone(done, what),
+        }
+    }
+
     /// Wakes every member that sleeps (after the read-modify-write that made
     /// its condition true).
     pub(crate) fn wake_all(&self) {
@@ -479,7 +493,11 @@ impl Team {
             // same (the creations happened before the barrier).
             return true;
         }
-        wait::until(|last| self.drained(epoch, last) || stop(last));
+        Team::wait_in(
+            Some(self),
+            |last| self.drained(epoch, last) || stop(last),
+            "its detached tasks at a barrier",
+        );
         if stop(false) && !self.drained(epoch, false) {
             return false;
         }

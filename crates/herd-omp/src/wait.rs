@@ -22,6 +22,39 @@ pub(crate) fn until(done: impl Fn(bool) -> bool) {
     }
 }
 
+/// Waits until `done(false)` holds on a thread alone in its team (a team of
+/// one, or no team): nobody of the team could wake it — a team of one has no
+/// pool handle — and what it waits for (a detached task's event, and the
+/// completions that hang on it) is done by other threads or never. So it
+/// polls: spins, then yields; and says on stderr once, after 5 s, what it is
+/// waiting for rather than hang silently (`what`).
+#[cfg(not(loom))]
+pub(crate) fn until_alone(done: impl Fn(bool) -> bool, what: &str) {
+    let mut spins = 0u32;
+    let start = std::time::Instant::now();
+    let mut warned = false;
+    while !done(false) {
+        if spins < 64 {
+            spins += 1;
+            std::hint::spin_loop();
+            continue;
+        }
+        std::thread::yield_now();
+        if !warned && start.elapsed() > std::time::Duration::from_secs(5) {
+            warned = true;
+            eprintln!("herd-omp: a thread alone in its team has waited 5 s for {what}");
+        }
+    }
+}
+
+/// Under loom: re-check and yield.
+#[cfg(loom)]
+pub(crate) fn until_alone(done: impl Fn(bool) -> bool, _what: &str) {
+    while !done(false) {
+        loom::thread::yield_now();
+    }
+}
+
 /// Under loom: re-check and yield; or, on a thread that registered a model
 /// parker ([`model_enter`]), sleep as `herd::rt::wait_until` does: announce
 /// on the parker with a `SeqCst` read-modify-write, check `done(true)`, and

@@ -23,10 +23,16 @@
 //! runs out (it arms more than it fulfils) or has too many (the reverse),
 //! so records stay bounded by the events alive plus 128 per thread.
 //!
-//! **Limits.** Teams of one thread run detached tasks undeferred (their
-//! barriers do not count tasks): the creating thread waits for the
-//! fulfilment, so an event only a later task of that thread fulfils never is
-//! (herd says so on stderr after a few seconds rather than hang silently).
+//! **Teams of one** defer detached tasks as libgomp does: the body runs at
+//! once, the task completes at the fulfilment, and the thread's waits
+//! (taskwait, taskgroup end, barrier, end of region, dependences) wait for
+//! it — so a later task of the thread may fulfil an earlier one's event.
+//! Undeferred detached tasks (`if(0)`, inside a final task, outside any
+//! parallel region) make their thread wait after the body, as libgomp's do;
+//! an event only a later task of that thread fulfils never is (herd says so
+//! on stderr after 5 s rather than hang silently). So does an included task
+//! of a team of one that ends with a detached child still pending (it waits
+//! for its children: its record lives on its thread's stack).
 //! A fulfilment from a thread outside the team that completes a task runs
 //! the completion — and dependence successors it makes ready — there, and
 //! wakes the team's drain (no member finished the task, so none would).
@@ -223,28 +229,16 @@ pub(crate) fn fulfill(handle: usize) {
 }
 
 /// An included detached task's thread, after its body: waits until the
-/// event is fulfilled. In a team of one nobody else of the team can fulfil
-/// it: wait by yielding, and say so on stderr if it takes long.
-pub(super) fn wait_fulfilled(task: &Task, alone: bool) {
+/// event is fulfilled (alone in its team, by polling: see `Team::wait_in`).
+pub(super) fn wait_fulfilled(task: &Task, team: Option<&crate::team::Team>) {
     if body_done(task) {
         return;
     }
-    if !alone {
-        crate::wait::until(|last| task.parts.observe(last) == 0);
-        return;
-    }
-    let start = std::time::Instant::now();
-    let mut warned = false;
-    while task.parts.observe(false) != 0 {
-        std::thread::yield_now();
-        if !warned && start.elapsed() > std::time::Duration::from_secs(5) {
-            warned = true;
-            eprintln!(
-                "herd-omp: a detached task in a team of one thread (or an if(0) / final one) has waited 5 s for \
-                 omp_fulfill_event: herd runs it undeferred there, so only another thread can fulfil its event"
-            );
-        }
-    }
+    crate::team::Team::wait_in(
+        team,
+        |last| task.parts.observe(last) == 0,
+        "omp_fulfill_event of an undeferred detached task (if(0), final, or outside any parallel region)",
+    );
 }
 
 #[cfg(all(test, not(loom)))]

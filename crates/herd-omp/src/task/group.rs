@@ -7,7 +7,7 @@
 use super::record::current;
 use crate::team::Team;
 use crate::thread;
-use crate::wait::{self, Observe};
+use crate::wait::Observe;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 /// A `taskgroup` region.
@@ -24,15 +24,24 @@ pub(crate) struct TaskGroup {
     /// A parallel region's reduction group (`GOMP_parallel_reductions`):
     /// nobody waits for it (the region's end does), so tasks are not counted.
     pub(super) region: bool,
+    /// The implicit group of a worksharing construct with `reduction(task,
+    /// …)`: not a `taskgroup` construct, so a `cancel taskgroup` in it
+    /// cancels the enclosing group (as libgomp's `GOMP_cancel` does).
+    pub(super) workshare: bool,
     /// Set once by `cancel taskgroup`; read when its tasks start.
     pub(super) cancelled: AtomicBool,
 }
 
-/// Cancels group `g` (`cancel taskgroup`; null: no enclosing group).
+/// Cancels group `g` (`cancel taskgroup`; null: no enclosing group), or the
+/// group enclosing it if `g` is a worksharing construct's implicit one.
 pub(crate) fn cancel(g: *const TaskGroup) {
     // SAFETY: the canceller's innermost group is alive (it ends only after
-    // the task that encounters the cancel).
-    if let Some(g) = unsafe { g.as_ref() } {
+    // the task that encounters the cancel), and so are the groups enclosing it.
+    let g = unsafe { g.as_ref() }.map(|g| match unsafe { g.prev.as_ref() } {
+        Some(outer) if g.workshare => outer,
+        _ => g,
+    });
+    if let Some(g) = g {
         if !g.cancelled.load(Ordering::Relaxed) {
             g.cancelled.store(true, Ordering::Release);
         }
@@ -58,6 +67,11 @@ pub(crate) fn cancelled(mut g: *const TaskGroup) -> bool {
 
 /// `GOMP_taskgroup_start`.
 pub(crate) fn taskgroup_start() {
+    start(false)
+}
+
+/// Starts a taskgroup; `workshare`: a worksharing construct's implicit one.
+pub(super) fn start(workshare: bool) {
     thread::with(|ts| {
         let task = current(ts);
         let prev = task.group.get();
@@ -71,6 +85,7 @@ pub(crate) fn taskgroup_start() {
             team: task.team.get(),
             reductions: AtomicPtr::new(reductions),
             region: false,
+            workshare,
             cancelled: AtomicBool::new(false),
         });
         task.group.set(Box::into_raw(g));
@@ -88,7 +103,9 @@ pub(crate) fn taskgroup_end() {
         }
         // SAFETY: created by taskgroup_start and freed only here.
         let group = unsafe { &*g };
-        wait::until(|last| group.count.observe(last) == 0);
+        // SAFETY: the team outlives its groups.
+        let team = unsafe { group.team.as_ref() };
+        Team::wait_in(team, |last| group.count.observe(last) == 0, "a detached task's event (taskgroup end)");
         task.group.set(group.prev);
         // SAFETY: count is zero: no task refers to the group any more.
         drop(unsafe { Box::from_raw(g as *mut TaskGroup) });

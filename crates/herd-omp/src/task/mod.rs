@@ -46,7 +46,7 @@ pub(crate) use taskloop::taskloop;
 
 use crate::team::Team;
 use crate::thread::{self, ThreadState};
-use crate::wait::{self, Observe};
+use crate::wait::Observe;
 use deps::{parse_depend, DepNode};
 use std::alloc::Layout;
 use std::ffi::c_void;
@@ -120,12 +120,20 @@ pub(crate) fn spawn(s: Spawn) {
         // detach) enough is queued.
         // A final task itself may be deferred; only its descendants are
         // included (`in_final` of their parent).
+        // In a team of one, a detached task, or one with dependences, is
+        // deferred too (it runs at once all the same, or as soon as its
+        // predecessors have completed; see `schedule`): its completion may
+        // wait for an event a later task of the thread fulfils, which an
+        // undeferred task's thread could never reach.
         let detach = s.flags & FLAG_DETACH != 0;
         let defer_in = enc.team.filter(|t| {
-            t.n > 1
-                && s.if_clause
+            s.if_clause
                 && !enc.parent.in_final.get()
-                && (detach || !deps.is_empty() || should_defer(enc.parent, t, herd::rt::local_queue_len()))
+                && if t.n > 1 {
+                    detach || !deps.is_empty() || should_defer(enc.parent, t, herd::rt::local_queue_len())
+                } else {
+                    detach || !deps.is_empty()
+                }
         });
         match defer_in {
             Some(team) => defer(&enc, team, &s, &deps, final_),
@@ -182,7 +190,7 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
             table.get_or_insert_with(Default::default).register(deps, &node, &task);
         }
         if task.npred.fetch_sub(1, Ordering::AcqRel) != 1 {
-            wait::until(|last| task.npred.observe(last) == 0);
+            Team::wait_in(enc.team, |last| task.npred.observe(last) == 0, "a detached predecessor's event");
         }
         node
     });
@@ -206,7 +214,7 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
     }
     task.wait_children();
     if task.parts.pending() {
-        detach::wait_fulfilled(&task, enc.team.is_none_or(|t| t.n <= 1));
+        detach::wait_fulfilled(&task, enc.team);
     }
     ts.task.set(saved);
     if let Some(node) = node {
@@ -322,8 +330,18 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)], fi
     }
 }
 
-/// Makes a deferred task runnable.
+/// Makes a deferred task runnable. A team of one runs it here and now: its
+/// one thread is this one (creating it, or completing its last
+/// predecessor), or a thread fulfilling a predecessor's event; the pool the
+/// thread may belong to is an enclosing team's, whose members must not take
+/// it.
 fn schedule(task: *const Task) {
+    // SAFETY: the task is alive until it has run, and its team until then.
+    if unsafe { (*(*task).team.get()).n } <= 1 {
+        // SAFETY: as above.
+        unsafe { run_deferred(task as *const ()) };
+        return;
+    }
     // SAFETY: the task is alive until it has run; running it is `run_deferred`.
     let pushed = unsafe { herd::rt::push(task as *const (), run_deferred) };
     if !pushed {
@@ -337,7 +355,11 @@ fn schedule(task: *const Task) {
 unsafe fn run_deferred(p: *const ()) {
     // SAFETY: `p` is a live heap task, run exactly once.
     let task = unsafe { &*(p as *const Task) };
-    let num = herd::current_thread_index().unwrap_or(0);
+    // SAFETY: the team outlives its tasks.
+    let alone = unsafe { (*task.team.get()).n <= 1 };
+    // Member `i` of a team is participant `i` of its pool; a team of one's
+    // thread may be a participant of an enclosing team's.
+    let num = if alone { 0 } else { herd::current_thread_index().unwrap_or(0) };
     task.runner.store(num, Ordering::Relaxed);
     thread::with(|ts| {
         let (team, n, cur) = (ts.team.get(), ts.num.get(), ts.task.get());

@@ -7,7 +7,7 @@ use super::TaskFn;
 use crate::icv::Icv;
 use crate::team::Team;
 use crate::thread::ThreadState;
-use crate::wait::{self, Observe};
+use crate::wait::Observe;
 use std::alloc::Layout;
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_void;
@@ -139,7 +139,9 @@ impl Task {
     /// Waits (running other tasks) until every child has finished: only the
     /// task's own reference is left.
     pub(crate) fn wait_children(&self) {
-        wait::until(|last| self.refs.observe(last) == 1);
+        // SAFETY: the team outlives its tasks.
+        let team = unsafe { self.team.get().as_ref() };
+        Team::wait_in(team, |last| self.refs.observe(last) == 1, "a detached child task's event (taskwait)");
     }
 }
 

@@ -48,7 +48,7 @@
 //! frees the blocks in `GOMP_workshare_task_reduction_unregister`, after the
 //! construct's barrier and the combination.
 
-use super::group::{taskgroup_end, taskgroup_start, TaskGroup};
+use super::group::{self, taskgroup_end, TaskGroup};
 use super::record::current;
 use crate::thread;
 use std::cell::Cell;
@@ -347,6 +347,7 @@ impl RegionReductions {
             team: std::ptr::null(),
             reductions: AtomicPtr::new(data),
             region: true,
+            workshare: false,
             cancelled: AtomicBool::new(false),
         });
         RegionReductions { group, data, nthreads: Cell::new(0), arrived: AtomicUsize::new(0) }
@@ -393,7 +394,7 @@ impl RegionReductions {
 /// Before a worksharing construct with task reductions: the member's own
 /// taskgroup for the construct (every member calls it).
 pub(crate) fn workshare_group_start() {
-    taskgroup_start();
+    group::start(true);
 }
 
 /// Registers a member's worksharing descriptor `data` in its taskgroup:

@@ -4,9 +4,10 @@
  * of the team, or a thread outside the team. taskwait, taskgroup end,
  * barriers and dependence successors wait for completion, not for the end
  * of the body. A second fulfilment of an event is an error (checked in a
- * child process: it must die). Checks where the event is fulfilled after
- * the task construct returns run at 2+ threads only (herd runs detached
- * tasks undeferred in a team of one, as libgomp does for if(0)).
+ * child process: it must die). Every check runs in teams of one too (a
+ * team of one defers detached tasks, as libgomp does: an event a later task
+ * of its one thread fulfils completes the earlier task; chain_alone checks
+ * that at any OMP_NUM_THREADS).
  */
 #include "check.h"
 #include <pthread.h>
@@ -91,7 +92,7 @@ static void taskgroup_waits(void) {
 }
 
 /* A barrier waits too: the event is fulfilled by another task of the team
- * after a delay (2+ threads). */
+ * after a delay. */
 static void barrier_waits(void) {
     int fulfilled = 0, seen_bad = 0;
 #pragma omp parallel shared(fulfilled, seen_bad)
@@ -143,9 +144,7 @@ static void self_and_undeferred(void) {
     CHECK_EQ("detach: if(0) task completes at the fulfilment", seen, 1);
 }
 
-/* Events fulfilled by other tasks, in the reverse order (2+ threads). */
-
-/* A dependence successor runs only after the fulfilment (2+ threads). */
+/* A dependence successor runs only after the fulfilment. */
 static void dependence_waits(void) {
     int x = 0, dep_early = 0, dep_ran = 0, dep_flag = 0;
 #pragma omp parallel shared(x, dep_early, dep_ran, dep_flag)
@@ -171,22 +170,26 @@ static void dependence_waits(void) {
     CHECK_EQ("detach: dependence successor waits for the fulfilment", dep_early, 0);
 }
 
+/* Events fulfilled by other tasks, in the reverse order. At most 48 per
+ * thread: libgomp runs a task undeferred once 64 per thread are queued, and
+ * an undeferred detached task waits for an event only a later task fulfils. */
 #define ND 100
 static void fulfilled_by_tasks(void) {
     static omp_event_handle_t evs[ND];
     static int fulfilled[ND];
-    int body = 0, early = 0;
+    int body = 0, early = 0, nd = ND;
     memset(fulfilled, 0, sizeof fulfilled);
-#pragma omp parallel shared(body, early)
+#pragma omp parallel shared(body, early, nd)
 #pragma omp single
     {
-        for (int i = 0; i < ND; i++) {
+        if (48 * omp_get_num_threads() < nd) nd = 48 * omp_get_num_threads();
+        for (int i = 0; i < nd; i++) {
             omp_event_handle_t ev;
 #pragma omp task detach(ev) shared(body)
             __atomic_fetch_add(&body, 1, __ATOMIC_RELAXED);
             evs[i] = ev;
         }
-        for (int i = ND - 1; i >= 0; i--) {
+        for (int i = nd - 1; i >= 0; i--) {
 #pragma omp task firstprivate(i)
             {
                 __atomic_store_n(&fulfilled[i], 1, __ATOMIC_SEQ_CST);
@@ -194,11 +197,51 @@ static void fulfilled_by_tasks(void) {
             }
         }
 #pragma omp taskwait
-        for (int i = 0; i < ND; i++)
+        for (int i = 0; i < nd; i++)
             if (!__atomic_load_n(&fulfilled[i], __ATOMIC_SEQ_CST)) early++;
     }
-    CHECK_EQ("detach: bodies ran", body, ND);
+    CHECK_EQ("detach: bodies ran", body, nd);
     CHECK_EQ("detach: taskwait after fulfilments by tasks", early, 0);
+}
+
+/* A team of one (num_threads(1)): each detached task's event is fulfilled
+ * by the next task, created after it (libgomp's task-detach-2), and a
+ * dependence successor of a detached task waits, deferred, for the event a
+ * later task fulfils: it must not run before the fulfilment nor hang. */
+static void chain_alone(void) {
+    int x = 0, y = 0, z = 0, flag = 0, early = 0, dep_ran = 0;
+#pragma omp parallel num_threads(1) shared(x, y, z, flag, early, dep_ran)
+#pragma omp single
+    {
+        omp_event_handle_t e1, e2, e3;
+#pragma omp task detach(e1) shared(x)
+        x++;
+#pragma omp task detach(e2) shared(y) firstprivate(e1)
+        {
+            y++;
+            omp_fulfill_event(e1);
+        }
+#pragma omp task shared(z) firstprivate(e2)
+        {
+            z++;
+            omp_fulfill_event(e2);
+        }
+#pragma omp task detach(e3) depend(out : x) shared(x)
+        x += 10;
+#pragma omp task depend(in : x) shared(x, flag, early, dep_ran)
+        {
+            if (!__atomic_load_n(&flag, __ATOMIC_SEQ_CST) || x != 11) early = 1;
+            dep_ran = 1;
+        }
+#pragma omp task shared(flag) firstprivate(e3)
+        {
+            __atomic_store_n(&flag, 1, __ATOMIC_SEQ_CST);
+            omp_fulfill_event(e3);
+        }
+    }
+    CHECK("detach: a chain of events in a team of one", x == 11 && y == 1 && z == 1, "x=%d y=%d z=%d", x, y, z);
+    CHECK_EQ("detach: team of one: dependence successor ran", dep_ran, 1);
+    CHECK_EQ("detach: team of one: successor waits for a later task's fulfilment", early, 0);
 }
 
 /* A second fulfilment of an event is an error: the child must die. */
@@ -224,18 +267,13 @@ static void double_fulfil_dies(void) {
 
 int main(void) {
     check_begin("detach");
-    int n = 0;
-#pragma omp parallel
-#pragma omp single
-    n = omp_get_num_threads();
     self_and_undeferred();
-    if (n > 1) {
-        taskwait_waits();
-        taskgroup_waits();
-        barrier_waits();
-        fulfilled_by_tasks();
-        dependence_waits();
-    }
+    taskwait_waits();
+    taskgroup_waits();
+    barrier_waits();
+    fulfilled_by_tasks();
+    dependence_waits();
+    chain_alone();
     double_fulfil_dies();
     return check_done();
 }
