@@ -26,6 +26,7 @@ mod icv;
 mod league;
 #[cfg(all(test, loom))]
 mod loom_models;
+mod memory;
 mod parallel;
 mod placement;
 mod preload;

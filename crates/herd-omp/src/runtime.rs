@@ -72,9 +72,33 @@ fn init() -> Result<Runtime, String> {
     if herd.stack_size.is_none() {
         herd.stack_size = Some(default_stack());
     }
-    let global = crate::settings::global_from(&omp, &herd);
+    let mut global = crate::settings::global_from(&omp, &herd);
+    global.initial.def_allocator = def_allocator(&omp);
     let pus = std::thread::available_parallelism().map_or(1, |p| p.get());
     Ok(Runtime { global, herd, omp, pus })
+}
+
+/// `def-allocator-var` from `OMP_ALLOCATOR`: a predefined allocator, or one
+/// made from a memory space and traits; one this host cannot make (high
+/// bandwidth or pinned memory) leaves the default, with a warning.
+fn def_allocator(omp: &crate::env::OmpEnv) -> usize {
+    use crate::env::AllocatorKind;
+    let Some(a) = &omp.allocator else {
+        return crate::memory::DEFAULT_MEM_ALLOC;
+    };
+    match &a.kind {
+        AllocatorKind::Predefined(h) => *h,
+        AllocatorKind::Traits { memspace, traits } => {
+            crate::allocator::traits::from_env(*memspace, traits).unwrap_or_else(|| {
+                eprintln!(
+                    "herd-omp: warning: OMP_ALLOCATOR={:?}: this host has no such memory (no high-bandwidth or \
+                     pinned memory, as libgomp without memkind); using omp_default_mem_alloc",
+                    a.spelled
+                );
+                crate::memory::DEFAULT_MEM_ALLOC
+            })
+        }
+    }
 }
 
 /// The default worker stack: the soft stack rlimit when it is finite (as

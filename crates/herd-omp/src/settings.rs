@@ -37,7 +37,7 @@ pub(crate) fn global_from(omp: &OmpEnv, herd: &herd::Config) -> Global {
         max_active_levels: sat(d.max_active_levels).min(SUPPORTED_ACTIVE_LEVELS),
         thread_limit: sat(d.thread_limit).max(1),
         default_device: d.default_device,
-        def_allocator: crate::allocator::DEFAULT_MEM_ALLOC,
+        def_allocator: crate::memory::DEFAULT_MEM_ALLOC,
     };
     Global {
         initial,

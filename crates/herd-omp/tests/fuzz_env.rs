@@ -28,6 +28,7 @@ fn forms(var: &str) -> &'static str {
         "OMP_WAIT_POLICY" => "one of active, passive",
         "OMP_DISPLAY_ENV" => "one of true, false, verbose",
         "GOMP_SPINCOUNT" => "infinite, infinity, or a non-negative integer",
+        "OMP_ALLOCATOR" => "a predefined allocator (omp_default_mem_alloc,",
         // Any text is a format (fields are checked when it is used).
         "OMP_AFFINITY_FORMAT" => panic!("OMP_AFFINITY_FORMAT accepts every value"),
         other => panic!("no forms for {other}"),
@@ -155,6 +156,7 @@ fn value() -> impl Strategy<Value = String> {
         2 => schedule_like(),
         3 => places_like(),
         1 => "(?i)(true|false|active|passive|verbose|yes|on)[ ]?",
+        1 => "(?i)omp_(default|cgroup|high_bw|bogus)_mem_(alloc|space)(:(alignment|pool_size|pinned|fallback)=[0-9a-z_]{0,6}(,[a-z]{1,9}=[0-9]{1,3})?)?",
     ]
 }
 

@@ -45,6 +45,7 @@
 //! | `OMP_DISPLAY_ENV` | `true\|false\|verbose` | [`DisplayEnv`] |
 //! | `OMP_DISPLAY_AFFINITY` | `true\|false` | `bool` |
 //! | `OMP_AFFINITY_FORMAT` | any text, kept as given (fields are checked when used; see `affinity_format`) | `String` |
+//! | `OMP_ALLOCATOR` | a predefined allocator name, or a memory space name with optional `:trait=value,...` (OpenMP 5.1): `omp_cgroup_mem_alloc`, `omp_default_mem_space:alignment=64,pool_size=1048576` | [`OmpAllocator`] |
 //! | `GOMP_SPINCOUNT` | `infinite`, `infinity`, or a non-negative integer with an optional decimal suffix `k\|M\|G\|T` (case-insensitive): `300000`, `300k` | spins, `u64` ([`INFINITE_SPIN`] for infinite) |
 //!
 //! Deliberate differences from libgomp 12 (which warns and ignores instead
@@ -106,6 +107,8 @@ pub const DISPLAY_ENV: &str = "OMP_DISPLAY_ENV";
 pub const DISPLAY_AFFINITY: &str = "OMP_DISPLAY_AFFINITY";
 /// `OMP_AFFINITY_FORMAT`
 pub const AFFINITY_FORMAT: &str = "OMP_AFFINITY_FORMAT";
+/// `OMP_ALLOCATOR`
+pub const ALLOCATOR: &str = "OMP_ALLOCATOR";
 /// `GOMP_SPINCOUNT` (libgomp's)
 pub const SPINCOUNT: &str = "GOMP_SPINCOUNT";
 
@@ -129,6 +132,7 @@ pub const VARS: &[&str] = &[
     DISPLAY_ENV,
     DISPLAY_AFFINITY,
     AFFINITY_FORMAT,
+    ALLOCATOR,
     SPINCOUNT,
 ];
 
@@ -297,6 +301,33 @@ impl OmpWaitPolicy {
     }
 }
 
+/// `OMP_ALLOCATOR` (`def-allocator-var`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OmpAllocator {
+    /// As the report prints it: the name in lower case, then the traits as
+    /// given (`:key=value,...`, lower case, without spaces).
+    pub spelled: String,
+    /// What it names.
+    pub kind: AllocatorKind,
+}
+
+/// What `OMP_ALLOCATOR` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllocatorKind {
+    /// A predefined allocator (its `omp_allocator_handle_t`); a memory space
+    /// without traits names its predefined allocator.
+    Predefined(usize),
+    /// An allocator to make, as `omp_init_allocator` would, in the memory
+    /// space (`omp_memspace_handle_t`) with the traits (key, value: omp.h's
+    /// numbers).
+    Traits {
+        /// The memory space.
+        memspace: usize,
+        /// The traits, in the order given.
+        traits: Vec<(i32, usize)>,
+    },
+}
+
 /// The OpenMP environment as given: one field per variable, `None` when unset.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OmpEnv {
@@ -337,6 +368,8 @@ pub struct OmpEnv {
     pub display_affinity: Option<bool>,
     /// `OMP_AFFINITY_FORMAT`, as given (untrimmed).
     pub affinity_format: Option<String>,
+    /// `OMP_ALLOCATOR`.
+    pub allocator: Option<OmpAllocator>,
     /// `GOMP_SPINCOUNT`, in spins; [`INFINITE_SPIN`] for `infinite`.
     pub spin_count: Option<u64>,
 }
@@ -386,6 +419,7 @@ pub fn parse_all(lookup: impl Fn(&str) -> Option<String>) -> (OmpEnv, Vec<EnvErr
             .read(DISPLAY_ENV, |raw, v| keyword(DISPLAY_ENV, raw, v, DISPLAY_ENVS, DISPLAY_ENV_FORMS)),
         display_affinity: r.read(DISPLAY_AFFINITY, |raw, v| boolean(DISPLAY_AFFINITY, raw, v)),
         affinity_format: r.read(AFFINITY_FORMAT, |raw, _| Ok(raw.to_string())),
+        allocator: r.read(ALLOCATOR, allocator),
         spin_count: r.read(SPINCOUNT, spincount),
     };
     (env, r.errors)

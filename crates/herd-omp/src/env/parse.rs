@@ -3,6 +3,7 @@
 //! variable, the value as given and the accepted forms (the `*_FORMS` texts).
 
 use super::*;
+use crate::memory::{TraitValue, ENV_TRAITS, MEM_SPACES, PREDEFINED_ALLOCATORS};
 use herd::config::parse;
 
 pub(super) const NUM_THREADS_FORMS: &str =
@@ -133,6 +134,72 @@ pub(super) fn spincount(raw: &str, v: &str) -> Result<u64, EnvError> {
         Some(_) => return Err(invalid()),
     };
     parse::decimal(n).and_then(|n| n.checked_mul(mult)).ok_or_else(invalid)
+}
+
+/// The accepted forms of `OMP_ALLOCATOR`, spelled out from the tables.
+fn allocator_forms() -> String {
+    let names = |t: &[(&str, usize)]| t.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+    let spaces: Vec<&str> = MEM_SPACES.iter().map(|(n, _, _)| *n).collect();
+    let traits: Vec<String> = ENV_TRAITS
+        .iter()
+        .map(|(n, _, v)| match v {
+            TraitValue::Named(t) => {
+                format!("{n}={}", t.iter().map(|(w, _)| *w).collect::<Vec<_>>().join("|"))
+            }
+            TraitValue::Positive { power_of_two: true } => format!("{n}=<a power of two>"),
+            TraitValue::Positive { power_of_two: false } => format!("{n}=<a positive number of bytes>"),
+        })
+        .collect();
+    format!(
+        "a predefined allocator ({}), or a memory space ({}) optionally followed by \
+         :trait=value,... with traits {} (case-insensitive), e.g. omp_cgroup_mem_alloc or \
+         omp_default_mem_space:alignment=64,pool_size=1048576",
+        names(PREDEFINED_ALLOCATORS),
+        spaces.join(", "),
+        traits.join(", ")
+    )
+}
+
+/// `OMP_ALLOCATOR` (OpenMP 5.1 §6.21): a predefined allocator, or a memory
+/// space with optional traits; each trait at most once.
+pub(super) fn allocator(raw: &str, v: &str) -> Result<OmpAllocator, EnvError> {
+    let err = || EnvError::new(ALLOCATOR, raw, allocator_forms());
+    let (name, traits) = match v.split_once(':') {
+        Some((n, t)) => (n.trim(), Some(t)),
+        None => (v, None),
+    };
+    let mut spelled = name.to_ascii_lowercase();
+    if traits.is_none() {
+        if let Some(h) = parse::keyword(name, PREDEFINED_ALLOCATORS) {
+            return Ok(OmpAllocator { spelled, kind: AllocatorKind::Predefined(h) });
+        }
+    }
+    let (_, memspace, own) =
+        *MEM_SPACES.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(name)).ok_or_else(err)?;
+    let Some(traits) = traits else {
+        return Ok(OmpAllocator { spelled, kind: AllocatorKind::Predefined(own) });
+    };
+    let mut list: Vec<(i32, usize)> = Vec::new();
+    for (i, item) in traits.split(',').enumerate() {
+        let (k, value) = item.split_once('=').ok_or_else(err)?;
+        let (k, value) = (k.trim(), value.trim());
+        let (kname, key, kind) =
+            ENV_TRAITS.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(k)).ok_or_else(err)?;
+        if list.iter().any(|&(seen, _)| seen == *key) {
+            return Err(err());
+        }
+        let v = match kind {
+            TraitValue::Named(t) => parse::keyword(value, t),
+            TraitValue::Positive { power_of_two } => {
+                parse::unsigned::<usize>(value, 1).filter(|n| !power_of_two || n.is_power_of_two())
+            }
+        }
+        .ok_or_else(err)?;
+        list.push((*key, v));
+        spelled.push(if i == 0 { ':' } else { ',' });
+        spelled.push_str(&format!("{kname}={}", value.to_ascii_lowercase()));
+    }
+    Ok(OmpAllocator { spelled, kind: AllocatorKind::Traits { memspace, traits: list } })
 }
 
 #[cfg(test)]
@@ -588,5 +655,46 @@ mod tests {
         assert_eq!(env.wait_policy, None);
         assert_eq!(env.dynamic, Some(true));
         assert_eq!(env.schedule.map(|s| (s.kind, s.chunk)), Some((ScheduleKind::Guided, Some(2))));
+    }
+
+    #[test]
+    fn allocator_predefined_and_memspace() {
+        let a = one(ALLOCATOR, " OMP_CGroup_Mem_Alloc ").allocator.unwrap();
+        assert_eq!((a.spelled.as_str(), a.kind), ("omp_cgroup_mem_alloc", AllocatorKind::Predefined(6)));
+        let a = one(ALLOCATOR, "omp_low_lat_mem_space").allocator.unwrap();
+        assert_eq!(a.kind, AllocatorKind::Predefined(5), "a space alone names its predefined allocator");
+        let a = one(ALLOCATOR, "omp_default_mem_space: Alignment = 64 , pool_size=1048576,fallback=NULL_FB")
+            .allocator
+            .unwrap();
+        assert_eq!(a.spelled, "omp_default_mem_space:alignment=64,pool_size=1048576,fallback=null_fb");
+        use crate::memory::{key, val};
+        assert_eq!(
+            a.kind,
+            AllocatorKind::Traits {
+                memspace: 0,
+                traits: vec![(key::ALIGNMENT, 64), (key::POOL_SIZE, 1048576), (key::FALLBACK, val::NULL_FB)]
+            }
+        );
+    }
+
+    #[test]
+    fn allocator_invalid() {
+        for bad in [
+            "omp_nonesuch_alloc",
+            "omp_default_mem_alloc:alignment=64", // traits go with a memory space
+            "omp_default_mem_space:alignment=48", // not a power of two
+            "omp_default_mem_space:alignment=0",
+            "omp_default_mem_space:pool_size=-1",
+            "omp_default_mem_space:fallback=allocator_fb", // needs fb_data
+            "omp_default_mem_space:fb_data=1",
+            "omp_default_mem_space:pinned=maybe",
+            "omp_default_mem_space:alignment=64,alignment=128", // twice
+            "omp_default_mem_space:alignment",
+            "omp_default_mem_space:",
+            "7",
+        ] {
+            let e = invalid(ALLOCATOR, bad, "a predefined allocator (omp_default_mem_alloc,");
+            assert!(e.expected.contains("partition=environment|nearest|blocked|interleaved"), "{e}");
+        }
     }
 }

@@ -164,6 +164,7 @@ impl DisplayIcvs {
             spin_count,
             display_affinity: omp.display_affinity.unwrap_or(d.display_affinity),
             affinity_format: omp.affinity_format.clone().unwrap_or(d.affinity_format),
+            allocator: omp.allocator.as_ref().map_or(d.allocator, |a| a.spelled.clone()),
             ..d
         }
     }

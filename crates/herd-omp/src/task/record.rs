@@ -68,7 +68,7 @@ const DEFAULT_ICV: Icv = Icv {
     max_active_levels: 1,
     thread_limit: u32::MAX,
     default_device: 0,
-    def_allocator: crate::allocator::DEFAULT_MEM_ALLOC,
+    def_allocator: crate::memory::DEFAULT_MEM_ALLOC,
 };
 
 impl Task {

@@ -222,8 +222,21 @@ static void predefined(void) {
           "non-NULL");
 }
 
+/* def-allocator-var: OMP_ALLOCATOR (EXPECT_DEFAULT_ALLOCATOR: the handle it
+ * names) in the initial task and every implicit task, nested ones too; then
+ * omp_set_default_allocator. */
 static void default_allocator(void) {
-    CHECK_EQ("omp_get_default_allocator initially", omp_get_default_allocator(), omp_default_mem_alloc);
+    const char *e = getenv("EXPECT_DEFAULT_ALLOCATOR");
+    omp_allocator_handle_t initial = e ? (omp_allocator_handle_t)strtoul(e, NULL, 10) : omp_default_mem_alloc;
+    CHECK_EQ("omp_get_default_allocator initially", omp_get_default_allocator(), initial);
+    int seen = 0, teams = 0;
+#pragma omp parallel num_threads(2) reduction(+ : seen, teams)
+#pragma omp parallel num_threads(2) reduction(+ : seen, teams)
+    {
+        seen += omp_get_default_allocator() == initial;
+        teams++;
+    }
+    CHECK("nested implicit tasks start with the initial def-allocator-var", seen == teams, "%d of %d", seen, teams);
     omp_allocator_handle_t a = one(omp_atk_alignment, 512);
     omp_set_default_allocator(a);
     CHECK_EQ("omp_set_default_allocator", omp_get_default_allocator(), a);
@@ -237,7 +250,7 @@ static void default_allocator(void) {
         n++;
     }
     CHECK("implicit tasks inherit def-allocator-var", inherited == n, "%d of %d", inherited, n);
-    omp_set_default_allocator(omp_default_mem_alloc);
+    omp_set_default_allocator(initial);
     omp_destroy_allocator(a);
 }
 

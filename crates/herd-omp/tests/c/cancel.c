@@ -282,6 +282,28 @@ static void cancel_taskgroup(void) {
     }
     CHECK("taskgroup.nested", inner_late == (on ? 0 : 1) && outer_ok == 1, "inner_late %d outer_ok %d", inner_late,
           outer_ok);
+
+    /* Inside a worksharing construct with reduction(task, ...), whose
+     * implicit taskgroup is not a taskgroup construct, `cancel taskgroup`
+     * cancels the enclosing taskgroup: tasks created after the loop in it do
+     * not run (libgomp's cancel-taskgroup-3). */
+    int a = 0, after = 0;
+#pragma omp parallel shared(a, after)
+#pragma omp taskgroup
+    {
+#pragma omp for reduction(task, + : a)
+        for (int i = 0; i < 16; i++) {
+            a++;
+#pragma omp task in_reduction(+ : a)
+            {
+                a += 0;
+#pragma omp cancel taskgroup
+            }
+        }
+#pragma omp task
+        __atomic_fetch_add(&after, 1, __ATOMIC_RELAXED);
+    }
+    CHECK("taskgroup.cancel_in_reduction_loop", a == 16 && (on ? after == 0 : after > 0), "a %d after %d", a, after);
     check_next_region("taskgroup.next_region");
 }
 

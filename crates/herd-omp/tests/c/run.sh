@@ -183,6 +183,9 @@ configs() {
     teams_icv)
         printf 'teams=4/ttl=6\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4 OMP_TEAMS_THREAD_LIMIT=6 EXPECT_TEAMS_THREAD_LIMIT=6\n'
         ;;
+    allocators)
+        printf 'allocator=cgroup\tOMP_ALLOCATOR=omp_cgroup_mem_alloc EXPECT_DEFAULT_ALLOCATOR=6\n'
+        ;;
     task_reduction)
         printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
         printf 'T3,2/nested\tOMP_NUM_THREADS=3,2 OMP_MAX_ACTIVE_LEVELS=2\n'
@@ -354,7 +357,7 @@ for ri in "${!rt_labels[@]}"; do
     if [[ $rt == herd* ]] && [ "$rt" != herd-run ]; then
         echo "-- invalid OMP_*/HERD_* values under $rt"
         for bad in "OMP_SCHEDULE=bogus" "OMP_NUM_THREADS=0" "OMP_PROC_BIND=sideways" "OMP_STACKSIZE=12Q" \
-            "OMP_MAX_ACTIVE_LEVELS=-1" "OMP_WAIT_POLICY=busy" "HERD_NUM_THREADS=x" "HERD_WAIT=spin:abc"; do
+            "OMP_MAX_ACTIVE_LEVELS=-1" "OMP_WAIT_POLICY=busy" "OMP_ALLOCATOR=omp_bogus_mem_alloc" "HERD_NUM_THREADS=x" "HERD_WAIT=spin:abc"; do
             var=${bad%%=*} val=${bad#*=}
             key="env|$var"
             [ -n "${have_row[$key]:-}" ] || { rows+=("$key"); have_row[$key]=1; }

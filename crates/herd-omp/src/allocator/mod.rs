@@ -46,183 +46,12 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
 
-/// `omp_null_allocator`.
-pub(crate) const NULL_ALLOCATOR: usize = 0;
-/// `omp_default_mem_alloc`.
-pub(crate) const DEFAULT_MEM_ALLOC: usize = 1;
-/// `omp_thread_mem_alloc`, the last predefined allocator.
-const LAST_PREDEFINED: usize = 8;
+pub(crate) mod traits;
 
-/// Memory spaces (`omp_memspace_handle_t`).
 #[cfg(test)]
-const DEFAULT_MEM_SPACE: usize = 0;
-const HIGH_BW_MEM_SPACE: usize = 3;
-const LOW_LAT_MEM_SPACE: usize = 4;
-
-/// Trait keys (`omp_alloctrait_key_t`).
-mod key {
-    pub const SYNC_HINT: i32 = 1;
-    pub const ALIGNMENT: i32 = 2;
-    pub const ACCESS: i32 = 3;
-    pub const POOL_SIZE: i32 = 4;
-    pub const FALLBACK: i32 = 5;
-    pub const FB_DATA: i32 = 6;
-    pub const PINNED: i32 = 7;
-    pub const PARTITION: i32 = 8;
-}
-
-/// Trait values (`omp_alloctrait_value_t`).
-mod val {
-    pub const DEFAULT: usize = usize::MAX; // omp_atv_default = -1
-    pub const FALSE: usize = 0;
-    pub const TRUE: usize = 1;
-    pub const CONTENDED: usize = 3;
-    pub const UNCONTENDED: usize = 4;
-    pub const SERIALIZED: usize = 5;
-    pub const PRIVATE: usize = 6;
-    pub const ALL: usize = 7;
-    pub const THREAD: usize = 8;
-    pub const PTEAM: usize = 9;
-    pub const CGROUP: usize = 10;
-    pub const DEFAULT_MEM_FB: usize = 11;
-    pub const NULL_FB: usize = 12;
-    pub const ABORT_FB: usize = 13;
-    pub const ALLOCATOR_FB: usize = 14;
-    pub const ENVIRONMENT: usize = 15;
-    pub const NEAREST: usize = 16;
-    pub const BLOCKED: usize = 17;
-    pub const INTERLEAVED: usize = 18;
-}
-
-/// `omp_alloctrait_t`.
-#[repr(C)]
-pub(crate) struct Trait {
-    key: c_int,
-    value: usize,
-}
-
-/// What to do when an allocation fails.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fallback {
-    DefaultMem,
-    Null,
-    Abort,
-    Allocator(usize),
-}
-
-/// A user allocator's traits (the hints sync_hint, access and partition are
-/// validated and kept for completeness; one memory domain makes them moot).
-#[derive(Debug)]
-struct Traits {
-    #[allow(dead_code)]
-    memspace: usize,
-    alignment: usize,
-    #[allow(dead_code)]
-    sync_hint: usize,
-    #[allow(dead_code)]
-    access: usize,
-    /// `usize::MAX`: unbounded (no accounting).
-    pool_size: usize,
-    fallback: Fallback,
-    #[allow(dead_code)]
-    partition: usize,
-}
-
-/// What an `omp_allocator_handle_t` above the predefined ones points to.
-struct Allocator {
-    traits: Traits,
-    /// Live bytes charged to the pool (only used when `pool_size` is bounded).
-    used: AtomicUsize,
-}
-
-/// Reads `n` traits; `None` for an invalid key or value (libgomp: the
-/// allocator is then `omp_null_allocator`).
-fn parse(memspace: usize, traits: &[Trait]) -> Option<Traits> {
-    if memspace > LOW_LAT_MEM_SPACE {
-        return None;
-    }
-    let mut t = Traits {
-        memspace,
-        alignment: 1,
-        sync_hint: val::CONTENDED,
-        access: val::ALL,
-        pool_size: usize::MAX,
-        fallback: Fallback::DefaultMem,
-        partition: val::ENVIRONMENT,
-    };
-    let mut fb_data = NULL_ALLOCATOR;
-    let mut fallback = val::DEFAULT_MEM_FB;
-    let mut pinned = false;
-    for tr in traits {
-        let v = tr.value;
-        match tr.key {
-            key::SYNC_HINT => {
-                t.sync_hint = match v {
-                    val::DEFAULT => val::CONTENDED,
-                    val::CONTENDED | val::UNCONTENDED | val::SERIALIZED | val::PRIVATE => v,
-                    _ => return None,
-                }
-            }
-            key::ALIGNMENT => {
-                t.alignment = match v {
-                    val::DEFAULT => 1,
-                    v if v.is_power_of_two() => v,
-                    _ => return None,
-                }
-            }
-            key::ACCESS => {
-                t.access = match v {
-                    val::DEFAULT => val::ALL,
-                    val::ALL | val::CGROUP | val::PTEAM | val::THREAD => v,
-                    _ => return None,
-                }
-            }
-            key::POOL_SIZE => t.pool_size = v, // omp_atv_default is usize::MAX: unbounded
-            key::FALLBACK => {
-                fallback = match v {
-                    val::DEFAULT => val::DEFAULT_MEM_FB,
-                    val::DEFAULT_MEM_FB | val::NULL_FB | val::ABORT_FB | val::ALLOCATOR_FB => v,
-                    _ => return None,
-                }
-            }
-            key::FB_DATA => fb_data = v,
-            key::PINNED => {
-                pinned = match v {
-                    val::DEFAULT | val::FALSE => false,
-                    val::TRUE => true,
-                    _ => return None,
-                }
-            }
-            key::PARTITION => {
-                t.partition = match v {
-                    val::DEFAULT => val::ENVIRONMENT,
-                    val::ENVIRONMENT | val::NEAREST | val::BLOCKED | val::INTERLEAVED => v,
-                    _ => return None,
-                }
-            }
-            _ => return None,
-        }
-    }
-    t.fallback = match fallback {
-        val::NULL_FB => Fallback::Null,
-        val::ABORT_FB => Fallback::Abort,
-        val::ALLOCATOR_FB => Fallback::Allocator(fb_data),
-        _ => Fallback::DefaultMem,
-    };
-    // No pinned or high-bandwidth memory here (libgomp 12 without memkind).
-    if pinned || memspace == HIGH_BW_MEM_SPACE {
-        return None;
-    }
-    Some(t)
-}
-
-/// The user allocator behind `handle`, `None` for a predefined one.
-fn user(handle: usize) -> Option<&'static Allocator> {
-    // SAFETY: handles above the predefined ones are `Allocator`s leaked by
-    // omp_init_allocator and not yet destroyed (destroying an allocator with
-    // live blocks, or using it afterwards, is the program's error).
-    (handle > LAST_PREDEFINED).then(|| unsafe { &*(handle as *const Allocator) })
-}
+use crate::memory::{key, val, DEFAULT_MEM_SPACE};
+use crate::memory::{DEFAULT_MEM_ALLOC, NULL_ALLOCATOR};
+use traits::{destroy, make, user, Allocator, Fallback, Trait};
 
 /// Stored just below every block handed out.
 #[repr(C, align(16))]
@@ -259,16 +88,39 @@ fn uncharge(used: &AtomicUsize, block: usize) {
     used.fetch_sub(block, Ordering::Relaxed);
 }
 
+/// Bytes a block of `size` bytes aligned to `align` takes (what its pool
+/// is charged); `None` on overflow.
+fn block_size(align: usize, size: usize) -> Option<usize> {
+    size.checked_add(HEADER + align.saturating_sub(MALLOC_ALIGN))
+}
+
 /// One attempt on one allocator (no fallback). `None` on failure.
 fn attempt(align: usize, size: usize, handle: usize, zero: bool) -> Option<*mut c_void> {
-    let pad = align.saturating_sub(MALLOC_ALIGN);
-    let block = size.checked_add(HEADER + pad)?;
-    let pool = user(handle).filter(|a| a.traits.pool_size != usize::MAX);
+    let block = block_size(align, size)?;
+    let pool = bounded(handle);
     if let Some(a) = pool {
         if !charge(&a.used, block, a.traits.pool_size) {
             return None;
         }
     }
+    let p = place(align, size, block, handle, zero);
+    if p.is_none() {
+        if let Some(a) = pool {
+            uncharge(&a.used, block);
+        }
+    }
+    p
+}
+
+/// An allocator with a bounded pool.
+fn bounded(handle: usize) -> Option<&'static Allocator> {
+    user(handle).filter(|a| a.traits.pool_size != usize::MAX)
+}
+
+/// Mallocs `block` bytes (see [`block_size`]) and writes the header of a
+/// block of `size` bytes aligned to `align` made by `handle`; charges nothing.
+fn place(align: usize, size: usize, block: usize, handle: usize, zero: bool) -> Option<*mut c_void> {
+    let pad = align.saturating_sub(MALLOC_ALIGN);
     // SAFETY: plain C allocation of `block` bytes.
     let base = unsafe {
         if zero {
@@ -278,13 +130,11 @@ fn attempt(align: usize, size: usize, handle: usize, zero: bool) -> Option<*mut 
         }
     } as *mut u8;
     if base.is_null() {
-        if let Some(a) = pool {
-            uncharge(&a.used, block);
-        }
         return None;
     }
     let user_addr = (base as usize + HEADER + pad) & !(align.max(MALLOC_ALIGN) - 1);
     let ptr = user_addr as *mut c_void;
+    debug_assert!(user_addr + size <= base as usize + block);
     // SAFETY: `user_addr - HEADER >= base` and `user_addr + size <= base + block`
     // (rounding down from base+HEADER+pad moves back at most pad bytes, and
     // base is MALLOC_ALIGN-aligned so it never goes below base+HEADER).
@@ -351,7 +201,7 @@ pub(crate) unsafe fn free(ptr: *mut c_void) {
     }
     // SAFETY: the caller's contract.
     let h = unsafe { header(ptr) };
-    if let Some(a) = user(h.allocator).filter(|a| a.traits.pool_size != usize::MAX) {
+    if let Some(a) = bounded(h.allocator) {
         uncharge(&a.used, h.block);
     }
     // SAFETY: `base` came from malloc/calloc and is freed once.
@@ -405,6 +255,10 @@ pub unsafe extern "C" fn omp_realloc(
     let h = unsafe { header(ptr) };
     let old_size = h.block - (ptr as usize - h.base as usize);
     let allocator = if allocator == NULL_ALLOCATOR { h.allocator } else { allocator };
+    // SAFETY: the caller's live block.
+    if let Some(new) = unsafe { realloc_in_pool(ptr, size, allocator) } {
+        return new;
+    }
     let new = allocate(1, size, allocator, false);
     if !new.is_null() {
         // SAFETY: both blocks hold at least the bytes copied; distinct blocks.
@@ -414,6 +268,44 @@ pub unsafe extern "C" fn omp_realloc(
         }
     }
     new
+}
+
+/// `omp_realloc` of a block of a bounded pool into the same allocator: the
+/// pool is charged only the growth (the old block's bytes are its own
+/// already), as libgomp does — a block of 3,071 bytes grows to 3,072 in a
+/// 4,096-byte pool. `None`: not this case, or it failed (the caller goes on
+/// as for any reallocation, with the allocator's fallback).
+///
+/// # Safety
+/// `ptr` is a live block from [`allocate`].
+unsafe fn realloc_in_pool(ptr: *mut c_void, size: usize, allocator: usize) -> Option<*mut c_void> {
+    // SAFETY: the caller's contract.
+    let h = unsafe { header(ptr) };
+    let a = bounded(allocator).filter(|_| h.allocator == allocator)?;
+    let align = a.traits.alignment.max(1);
+    let block = block_size(align, size)?;
+    let grow = block.saturating_sub(h.block);
+    if grow > 0 && !charge(&a.used, grow, a.traits.pool_size) {
+        return None;
+    }
+    let Some(new) = place(align, size, block, allocator, false) else {
+        if grow > 0 {
+            uncharge(&a.used, grow);
+        }
+        return None;
+    };
+    let (old_base, old_block) = (h.base, h.block);
+    let old_size = old_block - (ptr as usize - old_base as usize);
+    // SAFETY: both blocks hold at least the bytes copied; distinct blocks;
+    // the old block is freed once, its charge kept for the new one.
+    unsafe {
+        std::ptr::copy_nonoverlapping(ptr as *const u8, new as *mut u8, old_size.min(size));
+        libc::free(old_base as *mut c_void);
+    }
+    if old_block > block {
+        uncharge(&a.used, old_block - block);
+    }
+    Some(new)
 }
 
 #[no_mangle]
@@ -431,18 +323,13 @@ pub unsafe extern "C" fn omp_init_allocator(memspace: usize, ntraits: c_int, tra
         }
         _ => &[],
     };
-    match parse(memspace, traits) {
-        Some(traits) => Box::into_raw(Box::new(Allocator { traits, used: AtomicUsize::new(0) })) as usize,
-        None => NULL_ALLOCATOR,
-    }
+    make(memspace, traits)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn omp_destroy_allocator(allocator: usize) {
-    if allocator > LAST_PREDEFINED {
-        // SAFETY: made by omp_init_allocator and destroyed once.
-        drop(unsafe { Box::from_raw(allocator as *mut Allocator) })
-    }
+    // SAFETY: the caller's contract (made by omp_init_allocator, destroyed once).
+    unsafe { destroy(allocator) }
 }
 
 /// The calling task's `def-allocator-var`.
@@ -514,18 +401,6 @@ mod tests {
     }
 
     #[test]
-    fn invalid_traits_are_refused() {
-        assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::ALIGNMENT, 3)]).is_none());
-        assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::ALIGNMENT, 0)]).is_none());
-        assert!(parse(DEFAULT_MEM_SPACE, &[tr(9, 1)]).is_none());
-        assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::PINNED, val::TRUE)]).is_none());
-        assert!(parse(HIGH_BW_MEM_SPACE, &[]).is_none());
-        assert!(parse(5, &[]).is_none());
-        assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::FALLBACK, val::TRUE)]).is_none());
-        assert!(parse(LOW_LAT_MEM_SPACE, &[tr(key::ALIGNMENT, 64)]).is_some());
-    }
-
-    #[test]
     fn alignment_and_pool_are_honoured() {
         let traits = [tr(key::ALIGNMENT, 4096), tr(key::POOL_SIZE, 10_000), tr(key::FALLBACK, val::NULL_FB)];
         // SAFETY: valid traits.
@@ -543,6 +418,36 @@ mod tests {
         // SAFETY: live block, then the allocator has none.
         unsafe {
             free(q);
+            omp_destroy_allocator(a);
+        }
+    }
+
+    /// `omp_realloc` within one bounded pool charges only the growth (a
+    /// block filling most of the pool can still grow), refuses growth past
+    /// the pool, and gives back a shrink; the pool ends empty.
+    #[test]
+    fn realloc_in_a_pool_charges_the_growth() {
+        let traits = [tr(key::POOL_SIZE, 4096), tr(key::FALLBACK, val::NULL_FB)];
+        // SAFETY: valid traits.
+        let a = unsafe { omp_init_allocator(DEFAULT_MEM_SPACE, 2, traits.as_ptr()) };
+        let used = || user(a).unwrap().used.load(Ordering::Relaxed);
+        let p = allocate(1, 3071, a, false);
+        assert!(!p.is_null());
+        // SAFETY: live blocks of the sizes written; each freed once.
+        unsafe {
+            *(p as *mut u8) = 7;
+            let p = omp_realloc(p, 3072, a, a);
+            assert!(!p.is_null(), "growing by one byte in the same pool fits");
+            assert_eq!(*(p as *mut u8), 7);
+            assert_eq!(used(), 3072 + HEADER);
+            let q = allocate(1, 4, a, false);
+            assert!(!q.is_null());
+            assert!(omp_realloc(q, 3072, a, a).is_null(), "two blocks of 3072 do not fit in 4096");
+            let p = omp_realloc(p, 100, a, a);
+            assert_eq!((*(p as *mut u8), used()), (7, 100 + HEADER + 4 + HEADER), "a shrink gives back");
+            free(p);
+            free(q);
+            assert_eq!(used(), 0);
             omp_destroy_allocator(a);
         }
     }

@@ -1,0 +1,129 @@
+//! The OpenMP memory-management vocabulary (omp.h's numbers, OpenMP 5.2
+//! §6): predefined allocators, memory spaces, allocator trait keys and
+//! values, and the names `OMP_ALLOCATOR` spells them with. Shared by the
+//! allocators (`allocator`) and the environment parser (`env`).
+
+/// `omp_null_allocator`.
+pub(crate) const NULL_ALLOCATOR: usize = 0;
+/// `omp_default_mem_alloc`.
+pub(crate) const DEFAULT_MEM_ALLOC: usize = 1;
+/// `omp_thread_mem_alloc`, the last predefined allocator.
+pub(crate) const LAST_PREDEFINED: usize = 8;
+
+/// The predefined allocators (`omp_allocator_handle_t`) by name.
+pub(crate) const PREDEFINED_ALLOCATORS: &[(&str, usize)] = &[
+    ("omp_default_mem_alloc", DEFAULT_MEM_ALLOC),
+    ("omp_large_cap_mem_alloc", 2),
+    ("omp_const_mem_alloc", 3),
+    ("omp_high_bw_mem_alloc", 4),
+    ("omp_low_lat_mem_alloc", 5),
+    ("omp_cgroup_mem_alloc", 6),
+    ("omp_pteam_mem_alloc", 7),
+    ("omp_thread_mem_alloc", LAST_PREDEFINED),
+];
+
+/// Memory spaces (`omp_memspace_handle_t`).
+pub(crate) const DEFAULT_MEM_SPACE: usize = 0;
+pub(crate) const HIGH_BW_MEM_SPACE: usize = 3;
+pub(crate) const LOW_LAT_MEM_SPACE: usize = 4;
+
+/// The memory spaces by name, with the predefined allocator of each (what
+/// `OMP_ALLOCATOR` naming the space without traits means).
+pub(crate) const MEM_SPACES: &[(&str, usize, usize)] = &[
+    ("omp_default_mem_space", DEFAULT_MEM_SPACE, DEFAULT_MEM_ALLOC),
+    ("omp_large_cap_mem_space", 1, 2),
+    ("omp_const_mem_space", 2, 3),
+    ("omp_high_bw_mem_space", HIGH_BW_MEM_SPACE, 4),
+    ("omp_low_lat_mem_space", LOW_LAT_MEM_SPACE, 5),
+];
+
+/// Trait keys (`omp_alloctrait_key_t`).
+pub(crate) mod key {
+    pub(crate) const SYNC_HINT: i32 = 1;
+    pub(crate) const ALIGNMENT: i32 = 2;
+    pub(crate) const ACCESS: i32 = 3;
+    pub(crate) const POOL_SIZE: i32 = 4;
+    pub(crate) const FALLBACK: i32 = 5;
+    pub(crate) const FB_DATA: i32 = 6;
+    pub(crate) const PINNED: i32 = 7;
+    pub(crate) const PARTITION: i32 = 8;
+}
+
+/// Trait values (`omp_alloctrait_value_t`).
+pub(crate) mod val {
+    pub(crate) const DEFAULT: usize = usize::MAX; // omp_atv_default = -1
+    pub(crate) const FALSE: usize = 0;
+    pub(crate) const TRUE: usize = 1;
+    pub(crate) const CONTENDED: usize = 3;
+    pub(crate) const UNCONTENDED: usize = 4;
+    pub(crate) const SERIALIZED: usize = 5;
+    pub(crate) const PRIVATE: usize = 6;
+    pub(crate) const ALL: usize = 7;
+    pub(crate) const THREAD: usize = 8;
+    pub(crate) const PTEAM: usize = 9;
+    pub(crate) const CGROUP: usize = 10;
+    pub(crate) const DEFAULT_MEM_FB: usize = 11;
+    pub(crate) const NULL_FB: usize = 12;
+    pub(crate) const ABORT_FB: usize = 13;
+    pub(crate) const ALLOCATOR_FB: usize = 14;
+    pub(crate) const ENVIRONMENT: usize = 15;
+    pub(crate) const NEAREST: usize = 16;
+    pub(crate) const BLOCKED: usize = 17;
+    pub(crate) const INTERLEAVED: usize = 18;
+}
+
+/// The value of a trait as `OMP_ALLOCATOR` gives it.
+pub(crate) enum TraitValue {
+    /// One of these names.
+    Named(&'static [(&'static str, usize)]),
+    /// A positive integer (`power_of_two`: and a power of two).
+    Positive { power_of_two: bool },
+}
+
+/// The traits `OMP_ALLOCATOR` may give (`key=value`), by name. `fb_data`
+/// names an allocator handle, which an environment variable cannot, so it
+/// and the `allocator_fb` fallback are not among them.
+pub(crate) const ENV_TRAITS: &[(&str, i32, TraitValue)] = &[
+    (
+        "sync_hint",
+        key::SYNC_HINT,
+        TraitValue::Named(&[
+            ("contended", val::CONTENDED),
+            ("uncontended", val::UNCONTENDED),
+            ("serialized", val::SERIALIZED),
+            ("private", val::PRIVATE),
+        ]),
+    ),
+    ("alignment", key::ALIGNMENT, TraitValue::Positive { power_of_two: true }),
+    (
+        "access",
+        key::ACCESS,
+        TraitValue::Named(&[
+            ("all", val::ALL),
+            ("cgroup", val::CGROUP),
+            ("pteam", val::PTEAM),
+            ("thread", val::THREAD),
+        ]),
+    ),
+    ("pool_size", key::POOL_SIZE, TraitValue::Positive { power_of_two: false }),
+    (
+        "fallback",
+        key::FALLBACK,
+        TraitValue::Named(&[
+            ("default_mem_fb", val::DEFAULT_MEM_FB),
+            ("null_fb", val::NULL_FB),
+            ("abort_fb", val::ABORT_FB),
+        ]),
+    ),
+    ("pinned", key::PINNED, TraitValue::Named(&[("true", val::TRUE), ("false", val::FALSE)])),
+    (
+        "partition",
+        key::PARTITION,
+        TraitValue::Named(&[
+            ("environment", val::ENVIRONMENT),
+            ("nearest", val::NEAREST),
+            ("blocked", val::BLOCKED),
+            ("interleaved", val::INTERLEAVED),
+        ]),
+    ),
+];
