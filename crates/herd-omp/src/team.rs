@@ -72,8 +72,13 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
 /// Worksharing constructs a member may run ahead of the slowest (nowait).
+/// libgomp allocates a construct's record on demand, so its members never
+/// wait for a slow one; a ring of 64 lets a member run 63 `nowait`
+/// constructs ahead (gcc's cancel-parallel-3 runs 14 while one member sleeps;
+/// with 8 the others waited for it). A region resets only the entries it
+/// used (`ws::finish_region`), so the length costs no time, 8 KiB a team.
 #[cfg(not(loom))]
-pub(crate) const WS_RING: usize = 8;
+pub(crate) const WS_RING: usize = 64;
 /// A short ring under loom, so that recycling is explored.
 #[cfg(loom)]
 pub(crate) const WS_RING: usize = 2;

@@ -343,14 +343,26 @@ pub(crate) fn prepare_first(team: &Team, p: LoopParams) {
 /// a static schedule themselves and never call `GOMP_loop_end*` for the
 /// prepared construct, and members of a cancelled region leave constructs
 /// without leaving them (`force`: the region was cancelled).
+///
+/// Only the entries of the region's constructs (`base..next`, at most the
+/// whole ring) are reset: any other entry is free for the smallest construct
+/// number at or above `base` that maps to it, which is at or above `next`
+/// too, hence also the smallest at or above `next` — already right. So a
+/// region costs one line per construct it ran, however long the ring.
 pub(crate) fn finish_region(team: &Team, next: u64, force: bool) {
-    if next == team.ws_base.get() && !force {
+    let base = team.ws_base.get();
+    if next == base && !force {
         return;
     }
     team.ws_base.set(next);
-    for (j, ws) in team.ws.iter().enumerate() {
+    let r = WS_RING as u64;
+    // A cancelled region resets every entry (its members may have left
+    // constructs half-way, beyond what `next` says).
+    let used = if force { r } else { next.wrapping_sub(base).min(r) };
+    for k in 0..used {
+        let j = (base.wrapping_add(k) % r) as usize;
+        let ws = &team.ws[j];
         let j = j as u64;
-        let r = WS_RING as u64;
         // The smallest s >= next with s % WS_RING == j.
         let s = next + (j + r - next % r) % r;
         ws.left.store(0, Ordering::Relaxed);
@@ -675,6 +687,36 @@ mod tests {
                     }
                     assert!(seen.iter().all(|&c| c == 1), "count {count} n {n} chunk {chunk}");
                 }
+            }
+        }
+    }
+
+    /// After regions of 0 to 2 × WS_RING constructs (the first left ready,
+    /// as a combined loop gcc schedules itself leaves its prepared construct),
+    /// every entry is free for the smallest construct number at or above the
+    /// next region's first that maps to it, with no member counted.
+    #[test]
+    fn finish_region_frees_every_entry_for_the_next() {
+        let team = Team::new(1, None);
+        let r = WS_RING as u64;
+        for k in [0u64, 1, 3, r - 1, r, r + 5, 2 * r, 1] {
+            let base = team.ws_base.get();
+            for s in base..base + k {
+                let ws = &team.ws[(s % r) as usize];
+                assert_eq!(ws.state.load(Ordering::Relaxed), 4 * s, "construct {s} finds its entry free");
+                // The first is abandoned ready in short regions (a combined
+                // loop's prepared construct that gcc scheduled itself: the
+                // region's only construct), the others left.
+                let done = s != base || k > r;
+                ws.state.store(if done { 4 * (s + r) } else { 4 * s + 2 }, Ordering::Relaxed);
+                ws.left.store(if done { 0 } else { 1 }, Ordering::Relaxed);
+            }
+            finish_region(&team, base + k, false);
+            let next = base + k;
+            for (j, ws) in team.ws.iter().enumerate() {
+                let s = (next..next + r).find(|s| s % r == j as u64).unwrap();
+                assert_eq!(ws.state.load(Ordering::Relaxed), 4 * s, "entry {j} after a region of {k}");
+                assert_eq!(ws.left.load(Ordering::Relaxed), 0);
             }
         }
     }
