@@ -25,20 +25,17 @@ use crate::icv::{Sched, SchedKind};
 use crate::team::{Team, WS_RING};
 use crate::thread::{self, ThreadState};
 use crate::wait::{self, AtomicU32, AtomicU64, Observe};
+use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// One entry of the team's worksharing ring.
 pub(crate) struct WorkShare {
-    state: AtomicU64,
-    left: AtomicU32,
-    /// Next iteration index to hand out (dynamic, guided, sections).
-    next: AtomicU64,
+    /// The words the members write, apart from the read-mostly rest.
+    hot: CachePadded<Hot>,
     /// Nonzero once a member cancelled this loop or sections (`cancel`):
     /// no more chunks are handed out. Reset by the initialiser.
     cancelled: AtomicU32,
-    /// Ordered loops: the first index of the chunk whose turn it is.
-    turn: AtomicU64,
     /// `copyprivate`: the single thread's data.
     copy: AtomicPtr<u8>,
     /// Parameters, written by the initialiser before `state = 4s+2`.
@@ -51,6 +48,21 @@ pub(crate) struct WorkShare {
     /// Doacross loops: the posted words (see `doacross`), built by the
     /// initialiser, dropped by the last member to leave.
     doacross: UnsafeCell<Option<Box<crate::doacross::Doacross>>>,
+}
+
+/// The words the members write: per construct (`state`, `left`) and per
+/// chunk (`next`, `turn`). Every chunk request also reads the entry's
+/// read-mostly words (`params`, `cancelled`); sharing a line with the word
+/// the requests bounce between cores would make each of those reads a miss
+/// too (libgomp's `gomp_work_share` keeps `next` apart for the same reason),
+/// while a construct without chunks (`single`) touches this line only.
+struct Hot {
+    state: AtomicU64,
+    left: AtomicU32,
+    /// Next iteration index to hand out (dynamic, guided, sections).
+    next: AtomicU64,
+    /// Ordered loops: the first index of the chunk whose turn it is.
+    turn: AtomicU64,
 }
 
 // SAFETY: `params`, `mem` and `doacross` are written only by the initialiser before the
@@ -92,11 +104,13 @@ impl Default for LoopParams {
 impl WorkShare {
     pub(crate) fn new(s: u64) -> WorkShare {
         WorkShare {
-            state: AtomicU64::new(4 * s),
-            left: AtomicU32::new(0),
-            next: AtomicU64::new(0),
+            hot: CachePadded::new(Hot {
+                state: AtomicU64::new(4 * s),
+                left: AtomicU32::new(0),
+                next: AtomicU64::new(0),
+                turn: AtomicU64::new(0),
+            }),
             cancelled: AtomicU32::new(0),
-            turn: AtomicU64::new(0),
             copy: AtomicPtr::new(std::ptr::null_mut()),
             params: UnsafeCell::new(LoopParams::default()),
             mem: UnsafeCell::new(Vec::new()),
@@ -180,9 +194,9 @@ fn enter<'t>(team: &'t Team, ts: &ThreadState) -> (&'t WorkShare, bool) {
     let free = 4 * s;
     // Normally free already; else the entry still serves the construct
     // WS_RING before this one (we ran ahead with nowait).
-    wait::until(|last| ws.state.observe(last) >= free);
-    if ws.state.load(Ordering::Acquire) == free
-        && ws.state.compare_exchange(free, free + 1, Ordering::Acquire, Ordering::Acquire).is_ok()
+    wait::until(|last| ws.hot.state.observe(last) >= free);
+    if ws.hot.state.load(Ordering::Acquire) == free
+        && ws.hot.state.compare_exchange(free, free + 1, Ordering::Acquire, Ordering::Acquire).is_ok()
     {
         return (ws, true);
     }
@@ -196,7 +210,7 @@ fn publish(team: &Team, ws: &WorkShare, ts: &ThreadState) {
     // was made true by a `SeqCst` read-modify-write (herd's `sync/README.md`,
     // rule 1). A `Release` store could still sit in the store buffer while
     // the parker loads ran, missing a member that had just gone to sleep.
-    ws.state.swap(4 * ts.ws_cur.get() + 2, Ordering::SeqCst);
+    ws.hot.state.swap(4 * ts.ws_cur.get() + 2, Ordering::SeqCst);
     if team.n > 1 {
         team.wake_all();
     }
@@ -205,7 +219,7 @@ fn publish(team: &Team, ws: &WorkShare, ts: &ThreadState) {
 /// Waits until the construct's entry is ready (non-initialisers).
 fn await_ready(ws: &WorkShare, ts: &ThreadState) {
     let ready = 4 * ts.ws_cur.get() + 2;
-    wait::until(|last| ws.state.observe(last) == ready);
+    wait::until(|last| ws.hot.state.observe(last) == ready);
 }
 
 /// The calling member is done with its current construct.
@@ -213,14 +227,14 @@ pub(crate) fn leave(team: &Team, ts: &ThreadState) {
     ts.ws_open.set(false);
     let s = ts.ws_cur.get();
     let ws = &*team.ws[(s % WS_RING as u64) as usize];
-    if ws.left.fetch_add(1, Ordering::AcqRel) + 1 == team.n as u32 {
-        ws.left.store(0, Ordering::Relaxed);
+    if ws.hot.left.fetch_add(1, Ordering::AcqRel) + 1 == team.n as u32 {
+        ws.hot.left.store(0, Ordering::Relaxed);
         // SAFETY: every member left, so nobody reads the entry any more.
         unsafe {
             (*ws.mem.get()).clear();
             *ws.doacross.get() = None;
         }
-        ws.state.swap(4 * (s + WS_RING as u64), Ordering::SeqCst);
+        ws.hot.state.swap(4 * (s + WS_RING as u64), Ordering::SeqCst);
         if team.n > 1 {
             team.wake_all();
         }
@@ -320,9 +334,9 @@ fn init_loop(ws: &WorkShare, p: LoopParams, mem: Option<*mut *mut libc::c_void>)
             *ws.mem.get() = vec![0u64; bytes.div_ceil(8).max(1)];
         }
     }
-    ws.next.store(0, Ordering::Relaxed);
+    ws.hot.next.store(0, Ordering::Relaxed);
     ws.cancelled.store(0, Ordering::Relaxed);
-    ws.turn.store(0, Ordering::Relaxed);
+    ws.hot.turn.store(0, Ordering::Relaxed);
 }
 
 /// Initialises the first construct of a combined `parallel loop` /
@@ -331,9 +345,9 @@ fn init_loop(ws: &WorkShare, p: LoopParams, mem: Option<*mut *mut libc::c_void>)
 pub(crate) fn prepare_first(team: &Team, p: LoopParams) {
     let s = team.ws_base.get();
     let ws = &*team.ws[(s % WS_RING as u64) as usize];
-    debug_assert_eq!(ws.state.load(Ordering::Relaxed), 4 * s);
+    debug_assert_eq!(ws.hot.state.load(Ordering::Relaxed), 4 * s);
     init_loop(ws, p, None);
-    ws.state.store(4 * s + 2, Ordering::Release);
+    ws.hot.state.store(4 * s + 2, Ordering::Release);
 }
 
 /// After a region (every member has returned) whose members' construct
@@ -365,13 +379,13 @@ pub(crate) fn finish_region(team: &Team, next: u64, force: bool) {
         let j = j as u64;
         // The smallest s >= next with s % WS_RING == j.
         let s = next + (j + r - next % r) % r;
-        ws.left.store(0, Ordering::Relaxed);
+        ws.hot.left.store(0, Ordering::Relaxed);
         // SAFETY: no member uses the entry any more.
         unsafe {
             (*ws.mem.get()).clear();
             *ws.doacross.get() = None;
         }
-        ws.state.store(4 * s, Ordering::Relaxed);
+        ws.hot.state.store(4 * s, Ordering::Relaxed);
     }
 }
 
@@ -389,7 +403,9 @@ pub(crate) fn enter_prepared(ts: &ThreadState) -> u64 {
 }
 
 /// The next chunk of the current loop for the calling member, as original
-/// bounds; `None` when it has no more.
+/// bounds; `None` when it has no more. Inlined into the `GOMP_loop_*_next`
+/// entry points: a `schedule(dynamic, 1)` loop calls it per iteration.
+#[inline]
 pub(crate) fn loop_next() -> Option<(u64, u64)> {
     thread::with(|ts| {
         let (team, me) = team_of(ts);
@@ -398,8 +414,9 @@ pub(crate) fn loop_next() -> Option<(u64, u64)> {
         if p.ordered {
             finish_ordered_chunk(team, ws, ts);
         }
-        // Cancelled (`cancel for`/`sections`): no more chunks. The word is
-        // on the entry's line, which a dynamic loop touches anyway.
+        // Cancelled (`cancel for`/`sections`): no more chunks. The word
+        // sits with the read-mostly parameters, off the chunk counter's
+        // line, so the check costs no miss.
         if ws.cancelled.load(Ordering::Relaxed) != 0 {
             return None;
         }
@@ -412,21 +429,22 @@ pub(crate) fn loop_next() -> Option<(u64, u64)> {
             SchedKind::Dynamic => {
                 // fetch_add unless the overshoot of every member's last
                 // request could wrap around.
-                let safe =
-                    p.chunk.checked_mul(team.n as u64 + 1).and_then(|o| p.count.checked_add(o)).is_some();
+                // (Compares first: the products cannot overflow then.)
+                let safe = (p.count < 1 << 62 && p.chunk < 1 << 30 && team.n < 1 << 30)
+                    || p.chunk.checked_mul(team.n as u64 + 1).and_then(|o| p.count.checked_add(o)).is_some();
                 if safe {
-                    let a = ws.next.fetch_add(p.chunk, Ordering::Relaxed);
+                    let a = ws.hot.next.fetch_add(p.chunk, Ordering::Relaxed);
                     if a >= p.count {
                         return None;
                     }
                     (a, (a + p.chunk).min(p.count))
                 } else {
-                    claim(&ws.next, p.count, |a| a.saturating_add(p.chunk).min(p.count))?
+                    claim(&ws.hot.next, p.count, |a| a.saturating_add(p.chunk).min(p.count))?
                 }
             }
             SchedKind::Guided => {
                 let n = team.n as u64;
-                claim(&ws.next, p.count, |a| a + herd::partition::guided_chunk(p.count - a, n, p.chunk))?
+                claim(&ws.hot.next, p.count, |a| a + herd::partition::guided_chunk(p.count - a, n, p.chunk))?
             }
         };
         if p.ordered {
@@ -489,13 +507,13 @@ pub(crate) fn with_doacross<R>(f: impl FnOnce(&crate::doacross::Doacross, &Team)
 fn finish_ordered_chunk(team: &Team, ws: &WorkShare, ts: &ThreadState) {
     if let Some((a, b)) = ts.ordered_chunk.take() {
         wait_turn(ws, a);
-        ws.turn.swap(b, Ordering::SeqCst);
+        ws.hot.turn.swap(b, Ordering::SeqCst);
         team.wake_all();
     }
 }
 
 fn wait_turn(ws: &WorkShare, a: u64) {
-    wait::until(|last| ws.turn.observe(last) == a);
+    wait::until(|last| ws.hot.turn.observe(last) == a);
 }
 
 /// `GOMP_ordered_start`: waits for the turn of the calling member's chunk.
@@ -559,7 +577,7 @@ pub(crate) fn model_claims(team: &Team, ts: &ThreadState, p: LoopParams) -> Vec<
     let count = ws.params().count;
     let mut out = Vec::new();
     loop {
-        let a = ws.next.fetch_add(1, Ordering::Relaxed);
+        let a = ws.hot.next.fetch_add(1, Ordering::Relaxed);
         if a >= count {
             break;
         }
@@ -620,7 +638,7 @@ pub(crate) fn single_start() -> bool {
         }
         let (ws, init) = enter(team, ts);
         if init {
-            ws.state.store(4 * ts.ws_cur.get() + 2, Ordering::Release);
+            ws.hot.state.store(4 * ts.ws_cur.get() + 2, Ordering::Release);
         }
         leave(team, ts);
         init
@@ -703,20 +721,20 @@ mod tests {
             let base = team.ws_base.get();
             for s in base..base + k {
                 let ws = &team.ws[(s % r) as usize];
-                assert_eq!(ws.state.load(Ordering::Relaxed), 4 * s, "construct {s} finds its entry free");
+                assert_eq!(ws.hot.state.load(Ordering::Relaxed), 4 * s, "construct {s} finds its entry free");
                 // The first is abandoned ready in short regions (a combined
                 // loop's prepared construct that gcc scheduled itself: the
                 // region's only construct), the others left.
                 let done = s != base || k > r;
-                ws.state.store(if done { 4 * (s + r) } else { 4 * s + 2 }, Ordering::Relaxed);
-                ws.left.store(if done { 0 } else { 1 }, Ordering::Relaxed);
+                ws.hot.state.store(if done { 4 * (s + r) } else { 4 * s + 2 }, Ordering::Relaxed);
+                ws.hot.left.store(if done { 0 } else { 1 }, Ordering::Relaxed);
             }
             finish_region(&team, base + k, false);
             let next = base + k;
             for (j, ws) in team.ws.iter().enumerate() {
                 let s = (next..next + r).find(|s| s % r == j as u64).unwrap();
-                assert_eq!(ws.state.load(Ordering::Relaxed), 4 * s, "entry {j} after a region of {k}");
-                assert_eq!(ws.left.load(Ordering::Relaxed), 0);
+                assert_eq!(ws.hot.state.load(Ordering::Relaxed), 4 * s, "entry {j} after a region of {k}");
+                assert_eq!(ws.hot.left.load(Ordering::Relaxed), 0);
             }
         }
     }
