@@ -66,6 +66,39 @@ fn ring_publishes_and_recycles() {
     });
 }
 
+/// Three `single nowait` constructs met by three members in any
+/// interleaving (one may run ahead through all three): each is claimed by
+/// exactly one member. Fails with `HERD_OMP_WEAKEN=single_cas` (a claim by
+/// a plain store after the check: two members claim one single).
+#[test]
+fn single_claimed_once() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| {
+        let team = Arc::new(Team::new(3, None));
+        let wins: Arc<Vec<AtomicUsize>> = Arc::new((0..3).map(|_| AtomicUsize::new(0)).collect());
+        let run = |team: Arc<Team>, wins: Arc<Vec<AtomicUsize>>, num: u32| {
+            let ts = member(&team, num);
+            for s in 0..3 {
+                if ws::claim_single(&team, &ts) {
+                    wins[s].fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        };
+        let others: Vec<_> = (1..3)
+            .map(|num| {
+                let (t, w) = (team.clone(), wins.clone());
+                loom::thread::spawn(move || run(t, w, num))
+            })
+            .collect();
+        run(team, wins.clone(), 0);
+        others.into_iter().for_each(|h| h.join().unwrap());
+        for (s, w) in wins.iter().enumerate() {
+            assert_eq!(w.load(Ordering::Relaxed), 1, "single {s}");
+        }
+    });
+}
+
 /// Two barriers among two members: a write before a barrier is seen by the
 /// other member after it.
 #[test]

@@ -259,9 +259,10 @@ fn run_team(ts: &ThreadState, root: &Root, n: usize, spec: &Spec, at: Nesting) {
             })
         };
         team.region_done();
-        let (ws_end, epoch_end) = team.end.get();
+        let (ws_end, epoch_end, single_end) = team.end.get();
         let cancelled = crate::cancel::end_region(team, epoch_end);
         ws::finish_region(team, ws_end, cancelled);
+        ws::finish_singles(team, single_end, cancelled);
         if epoch_end != team.epoch_base.get() {
             team.epoch_base.set(epoch_end);
         }
@@ -285,8 +286,9 @@ unsafe fn share(data: *const (), ctx: herd::BroadcastContext) {
     })
 }
 
-/// Member `i`'s implicit task; returns its final worksharing and barrier numbers.
-fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
+/// Member `i`'s implicit task; returns its final worksharing, barrier and
+/// `single` numbers.
+fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32, u64) {
     let saved = ts.save();
     let task: &Task = &team.implicit[i];
     task.reset_implicit(team, i, spec.child, team.epoch_base.get());
@@ -297,6 +299,7 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     ts.num.set(i as u32);
     ts.task.set(task);
     ts.ws_next.set(team.ws_base.get());
+    ts.single_next.set(team.single_base.get());
     ts.epoch.set(team.epoch_base.get());
     ts.ordered_chunk.set(None);
     ts.league.set(team.league.get());
@@ -312,7 +315,7 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32) {
     }
     // SAFETY: gcc's outlined body with its argument block.
     unsafe { (spec.f)(spec.data) };
-    let end = (ts.ws_next.get(), ts.epoch.get());
+    let end = (ts.ws_next.get(), ts.epoch.get(), ts.single_next.get());
     ts.restore(saved);
     end
 }
@@ -335,7 +338,7 @@ fn run_serialized(ts: &ThreadState, spec: &Spec, at: Nesting) {
         r.register(1);
     }
     setup(team, ts, spec, at);
-    let (ws_end, epoch_end) = member(team, ts, 0, spec);
+    let (ws_end, epoch_end, single_end) = member(team, ts, 0, spec);
     // Detached tasks may still wait for their events (see `task::detach`).
     Team::wait_in(
         Some(team),
@@ -344,4 +347,5 @@ fn run_serialized(ts: &ThreadState, spec: &Spec, at: Nesting) {
     );
     let cancelled = crate::cancel::end_region(team, epoch_end);
     ws::finish_region(team, ws_end, cancelled);
+    ws::finish_singles(team, single_end, cancelled);
 }

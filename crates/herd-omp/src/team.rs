@@ -76,7 +76,7 @@ use std::sync::atomic::Ordering;
 /// wait for a slow one; a ring of 64 lets a member run 63 `nowait`
 /// constructs ahead (gcc's cancel-parallel-3 runs 14 while one member sleeps;
 /// with 8 the others waited for it). A region resets only the entries it
-/// used (`ws::finish_region`), so the length costs no time, 8 KiB a team.
+/// used (`ws::finish_region`), so the length costs no time, 16 KiB a team.
 #[cfg(not(loom))]
 pub(crate) const WS_RING: usize = 64;
 /// A short ring under loom, so that recycling is explored.
@@ -147,12 +147,18 @@ pub(crate) struct Team {
     /// (written by the master between regions).
     pub ws_base: Cell<u64>,
     pub epoch_base: Cell<u32>,
+    /// Where the next region's `single` numbering starts (see
+    /// `ws::single_start`).
+    pub single_base: Cell<u64>,
+    /// One more than the highest `single` number a member has claimed.
+    pub(crate) single_claimed: CachePadded<AtomicU64>,
     /// What the members run (written by the master before a region, and
     /// only when it differs from the previous region's, so that members of
     /// repeated regions find it in their caches).
     pub spec: Cell<Option<Spec>>,
-    /// The master's worksharing and barrier numbers at the end of its share.
-    pub end: CachePadded<Cell<(u64, u32)>>,
+    /// The master's worksharing, barrier and `single` numbers at the end of
+    /// its share.
+    pub end: CachePadded<Cell<(u64, u32, u64)>>,
     /// Under loom: each member's model parker (see `wait::until`).
     #[cfg(loom)]
     pub(crate) model_parkers: Vec<std::sync::Arc<wait::ModelParker>>,
@@ -208,8 +214,10 @@ impl Team {
             implicit: (0..n).map(|_| CachePadded::new(Task::implicit_blank())).collect(),
             ws_base: Cell::new(0),
             epoch_base: Cell::new(0),
+            single_base: Cell::new(0),
+            single_claimed: CachePadded::new(AtomicU64::new(0)),
             spec: Cell::new(None),
-            end: CachePadded::new(Cell::new((0, 0))),
+            end: CachePadded::new(Cell::new((0, 0, 0))),
             #[cfg(loom)]
             model_parkers: (0..n).map(|_| std::sync::Arc::new(wait::ModelParker::default())).collect(),
         }

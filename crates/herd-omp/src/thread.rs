@@ -18,6 +18,9 @@ pub(crate) struct ThreadState {
     pub task: Cell<*const Task>,
     /// Number of the next worksharing construct this implicit task meets.
     pub ws_next: Cell<u64>,
+    /// The number of the next `single` (without `copyprivate`) it meets;
+    /// see `ws::single_start`.
+    pub single_next: Cell<u64>,
     /// Number of the worksharing construct it is in.
     pub ws_cur: Cell<u64>,
     /// Inside construct `ws_cur` (entered through the library, not yet
@@ -44,6 +47,7 @@ impl ThreadState {
             num: Cell::new(0),
             task: Cell::new(std::ptr::null()),
             ws_next: Cell::new(0),
+            single_next: Cell::new(0),
             ws_cur: Cell::new(0),
             ws_open: Cell::new(false),
             epoch: Cell::new(0),
@@ -153,6 +157,7 @@ pub(crate) struct Saved {
     num: u32,
     task: *const Task,
     ws_next: u64,
+    single_next: u64,
     ws_cur: u64,
     ws_open: bool,
     epoch: u32,
@@ -169,6 +174,7 @@ impl ThreadState {
             num: self.num.get(),
             task: self.task.get(),
             ws_next: self.ws_next.get(),
+            single_next: self.single_next.get(),
             ws_cur: self.ws_cur.get(),
             ws_open: self.ws_open.get(),
             epoch: self.epoch.get(),
@@ -184,6 +190,7 @@ impl ThreadState {
         self.num.set(s.num);
         self.task.set(s.task);
         self.ws_next.set(s.ws_next);
+        self.single_next.set(s.single_next);
         self.ws_cur.set(s.ws_cur);
         self.ws_open.set(s.ws_open);
         self.epoch.set(s.epoch);
