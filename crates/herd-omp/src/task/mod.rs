@@ -116,8 +116,8 @@ pub(crate) fn spawn(s: Spawn) {
             Vec::new()
         };
         // Deferred unless the `if` clause is false, the task is inside a
-        // final task, the team has one thread, or (without dependences or
-        // detach) enough is queued.
+        // final task, or (without dependences or detach) the team has one
+        // thread or enough is queued.
         // A final task itself may be deferred; only its descendants are
         // included (`in_final` of their parent).
         // In a team of one, a detached task, or one with dependences, is
@@ -129,11 +129,9 @@ pub(crate) fn spawn(s: Spawn) {
         let defer_in = enc.team.filter(|t| {
             s.if_clause
                 && !enc.parent.in_final.get()
-                && if t.n > 1 {
-                    detach || !deps.is_empty() || should_defer(enc.parent, t, herd::rt::local_queue_len())
-                } else {
-                    detach || !deps.is_empty()
-                }
+                && (detach
+                    || !deps.is_empty()
+                    || (t.n > 1 && should_defer(enc.parent, t, herd::rt::local_queue_len())))
         });
         match defer_in {
             Some(team) => defer(&enc, team, &s, &deps, final_),
