@@ -72,6 +72,37 @@ pub(crate) mod val {
     pub(crate) const INTERLEAVED: usize = 18;
 }
 
+/// The named values of the traits that take names (one table per trait,
+/// read by `omp_init_allocator`'s checks and by the `OMP_ALLOCATOR` parser).
+pub(crate) const SYNC_HINTS: &[(&str, usize)] = &[
+    ("contended", val::CONTENDED),
+    ("uncontended", val::UNCONTENDED),
+    ("serialized", val::SERIALIZED),
+    ("private", val::PRIVATE),
+];
+pub(crate) const ACCESSES: &[(&str, usize)] =
+    &[("all", val::ALL), ("cgroup", val::CGROUP), ("pteam", val::PTEAM), ("thread", val::THREAD)];
+/// The fallbacks an environment variable can name: `allocator_fb` needs
+/// `fb_data`, an allocator handle, so only `omp_init_allocator` takes it.
+pub(crate) const FALLBACKS: &[(&str, usize)] =
+    &[("default_mem_fb", val::DEFAULT_MEM_FB), ("null_fb", val::NULL_FB), ("abort_fb", val::ABORT_FB)];
+pub(crate) const PINNED: &[(&str, usize)] = &[("true", val::TRUE), ("false", val::FALSE)];
+pub(crate) const PARTITIONS: &[(&str, usize)] = &[
+    ("environment", val::ENVIRONMENT),
+    ("nearest", val::NEAREST),
+    ("blocked", val::BLOCKED),
+    ("interleaved", val::INTERLEAVED),
+];
+
+/// `v` if it is one of `table`'s values, `default` for `omp_atv_default`,
+/// `None` otherwise.
+pub(crate) fn named_value(v: usize, table: &[(&str, usize)], default: usize) -> Option<usize> {
+    if v == val::DEFAULT {
+        return Some(default);
+    }
+    table.iter().any(|&(_, t)| t == v).then_some(v)
+}
+
 /// The value of a trait as `OMP_ALLOCATOR` gives it.
 pub(crate) enum TraitValue {
     /// One of these names.
@@ -84,46 +115,11 @@ pub(crate) enum TraitValue {
 /// names an allocator handle, which an environment variable cannot, so it
 /// and the `allocator_fb` fallback are not among them.
 pub(crate) const ENV_TRAITS: &[(&str, i32, TraitValue)] = &[
-    (
-        "sync_hint",
-        key::SYNC_HINT,
-        TraitValue::Named(&[
-            ("contended", val::CONTENDED),
-            ("uncontended", val::UNCONTENDED),
-            ("serialized", val::SERIALIZED),
-            ("private", val::PRIVATE),
-        ]),
-    ),
+    ("sync_hint", key::SYNC_HINT, TraitValue::Named(SYNC_HINTS)),
     ("alignment", key::ALIGNMENT, TraitValue::Positive { power_of_two: true }),
-    (
-        "access",
-        key::ACCESS,
-        TraitValue::Named(&[
-            ("all", val::ALL),
-            ("cgroup", val::CGROUP),
-            ("pteam", val::PTEAM),
-            ("thread", val::THREAD),
-        ]),
-    ),
+    ("access", key::ACCESS, TraitValue::Named(ACCESSES)),
     ("pool_size", key::POOL_SIZE, TraitValue::Positive { power_of_two: false }),
-    (
-        "fallback",
-        key::FALLBACK,
-        TraitValue::Named(&[
-            ("default_mem_fb", val::DEFAULT_MEM_FB),
-            ("null_fb", val::NULL_FB),
-            ("abort_fb", val::ABORT_FB),
-        ]),
-    ),
-    ("pinned", key::PINNED, TraitValue::Named(&[("true", val::TRUE), ("false", val::FALSE)])),
-    (
-        "partition",
-        key::PARTITION,
-        TraitValue::Named(&[
-            ("environment", val::ENVIRONMENT),
-            ("nearest", val::NEAREST),
-            ("blocked", val::BLOCKED),
-            ("interleaved", val::INTERLEAVED),
-        ]),
-    ),
+    ("fallback", key::FALLBACK, TraitValue::Named(FALLBACKS)),
+    ("pinned", key::PINNED, TraitValue::Named(PINNED)),
+    ("partition", key::PARTITION, TraitValue::Named(PARTITIONS)),
 ];

@@ -2,7 +2,10 @@
 //! the allocator records that handles above the predefined ones point to
 //! (see the parent module for the handles and how blocks use them).
 
-use crate::memory::{key, val, HIGH_BW_MEM_SPACE, LAST_PREDEFINED, LOW_LAT_MEM_SPACE, NULL_ALLOCATOR};
+use crate::memory::{
+    key, named_value, val, HIGH_BW_MEM_SPACE, LAST_PREDEFINED, LOW_LAT_MEM_SPACE, NULL_ALLOCATOR,
+};
+use crate::memory::{ACCESSES, FALLBACKS, PARTITIONS, PINNED, SYNC_HINTS};
 #[cfg(loom)]
 use loom::sync::atomic::AtomicUsize;
 use std::ffi::c_int;
@@ -71,13 +74,7 @@ fn parse(memspace: usize, traits: &[Trait]) -> Option<Traits> {
     for tr in traits {
         let v = tr.value;
         match tr.key {
-            key::SYNC_HINT => {
-                t.sync_hint = match v {
-                    val::DEFAULT => val::CONTENDED,
-                    val::CONTENDED | val::UNCONTENDED | val::SERIALIZED | val::PRIVATE => v,
-                    _ => return None,
-                }
-            }
+            key::SYNC_HINT => t.sync_hint = named_value(v, SYNC_HINTS, val::CONTENDED)?,
             key::ALIGNMENT => {
                 t.alignment = match v {
                     val::DEFAULT => 1,
@@ -85,36 +82,13 @@ fn parse(memspace: usize, traits: &[Trait]) -> Option<Traits> {
                     _ => return None,
                 }
             }
-            key::ACCESS => {
-                t.access = match v {
-                    val::DEFAULT => val::ALL,
-                    val::ALL | val::CGROUP | val::PTEAM | val::THREAD => v,
-                    _ => return None,
-                }
-            }
+            key::ACCESS => t.access = named_value(v, ACCESSES, val::ALL)?,
             key::POOL_SIZE => t.pool_size = v, // omp_atv_default is usize::MAX: unbounded
-            key::FALLBACK => {
-                fallback = match v {
-                    val::DEFAULT => val::DEFAULT_MEM_FB,
-                    val::DEFAULT_MEM_FB | val::NULL_FB | val::ABORT_FB | val::ALLOCATOR_FB => v,
-                    _ => return None,
-                }
-            }
+            key::FALLBACK if v == val::ALLOCATOR_FB => fallback = v,
+            key::FALLBACK => fallback = named_value(v, FALLBACKS, val::DEFAULT_MEM_FB)?,
             key::FB_DATA => fb_data = v,
-            key::PINNED => {
-                pinned = match v {
-                    val::DEFAULT | val::FALSE => false,
-                    val::TRUE => true,
-                    _ => return None,
-                }
-            }
-            key::PARTITION => {
-                t.partition = match v {
-                    val::DEFAULT => val::ENVIRONMENT,
-                    val::ENVIRONMENT | val::NEAREST | val::BLOCKED | val::INTERLEAVED => v,
-                    _ => return None,
-                }
-            }
+            key::PINNED => pinned = named_value(v, PINNED, val::FALSE)? == val::TRUE,
+            key::PARTITION => t.partition = named_value(v, PARTITIONS, val::ENVIRONMENT)?,
             _ => return None,
         }
     }
