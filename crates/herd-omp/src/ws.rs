@@ -638,9 +638,9 @@ pub(crate) fn sections_next() -> u32 {
 /// value, write — one line, written about once per single, instead of the
 /// ring entry whose count every member incremented and whose last member
 /// then ran the O(n) wake loop. `single nowait` in a loop
-/// (`bench/omp_chunks.sh`): 5.5 → 2.8 ns at 1 thread (libgomp 3.1); at 2
-/// threads 30 ns either way (the line's round trip; libgomp 10, where one
-/// member tends to run ahead and claim them all).
+/// (`bench/omp_chunks.sh`; before = d94a43d, with the ring-entry single
+/// and the cost changes listed in BENCHMARKS.md next to it): 7.9 → 2.7 ns
+/// at 1 thread (libgomp 4.3), 51 → 35 ns at 2 threads (libgomp 30).
 pub(crate) fn single_start() -> bool {
     thread::with(|ts| {
         let (team, _) = team_of(ts);
