@@ -18,7 +18,7 @@ use crate::icv::SchedKind;
 use crate::team::Team;
 use crate::thread::ThreadState;
 use crate::ws::{self, LoopParams, Space};
-use loom::sync::atomic::{AtomicBool, AtomicUsize};
+use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize};
 use loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -285,6 +285,39 @@ fn drain_counts_and_wakes() {
             team.drain(me, 0, |_| false);
             assert!(done_b.load(Ordering::Relaxed), "left the drain while task B was outstanding");
         });
+    });
+}
+
+/// The end-of-region drain with two tasks finishing on two threads: each
+/// finisher only wakes the master (it sums nothing); the master, woken by
+/// the first finish, re-checks, finds the second outstanding and sleeps
+/// again, and the second finish must wake it once more. Weakened:
+/// `HERD_OMP_WEAKEN=end_wake`: deadlock.
+#[test]
+fn end_drain_two_finishers() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        let team = Arc::new(Team::new(3, None));
+        let done = Arc::new(AtomicU32::new(0));
+        team.task_created(0, 0);
+        team.task_created(0, 0);
+        let others: Vec<_> = (1..3)
+            .map(|num| {
+                let (t, d) = (team.clone(), done.clone());
+                loom::thread::spawn(move || {
+                    d.fetch_add(1, Ordering::Relaxed);
+                    t.task_finished(num, 0);
+                })
+            })
+            .collect();
+        crate::wait::model_enter(&team.model_parkers[0]);
+        crate::wait::until(|last| team.region_drained(0, last));
+        team.region_done();
+        assert_eq!(done.load(Ordering::Relaxed), 2, "the master left before both tasks finished");
+        for o in others {
+            o.join().unwrap();
+        }
     });
 }
 
