@@ -167,6 +167,21 @@ impl PoolHandle {
         self.reg.parker(index).unpark_if_sleeping();
     }
 
+    /// Wakes every participant of `slots` that sleeps in [`wait_until`]:
+    /// one load when none does (the pool counts its sleepers there, see
+    /// `sync/parked.rs`), else [`PoolHandle::wake`] on each. Call after the
+    /// `SeqCst` read-modify-write that makes their condition true, as
+    /// `wake`. (A participant idle between regions is not counted: this is
+    /// for waits on a runtime's own words.)
+    #[inline]
+    pub fn wake_waiting(&self, slots: std::ops::Range<usize>) {
+        if self.reg.parked_waiters.any() {
+            for i in slots {
+                self.wake(i);
+            }
+        }
+    }
+
     /// True when the calling thread is a participant of this pool.
     #[inline]
     pub fn is_current(&self) -> bool {

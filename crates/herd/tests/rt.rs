@@ -71,6 +71,18 @@ fn jobs_of_a_smaller_region_stay_in_it() {
 /// after a read-modify-write of its condition (passive waiting, many rounds).
 #[test]
 fn wait_until_and_wake() {
+    wait_until_woken_by(|h| h.wake(1));
+}
+
+/// The same with `PoolHandle::wake_waiting`, which skips the parkers when
+/// the pool's count of sleeping waiters is zero: the count must see every
+/// participant that sleeps.
+#[test]
+fn wait_until_and_wake_waiting() {
+    wait_until_woken_by(|h| h.wake_waiting(0..2));
+}
+
+fn wait_until_woken_by(wake: impl Fn(&PoolHandle) + Sync) {
     let p = Pool::builder().num_threads(2).wait(herd::WaitPolicy::Passive).build().unwrap();
     let h = PoolHandle::of(&p);
     let flag = AtomicUsize::new(0);
@@ -91,7 +103,7 @@ fn wait_until_and_wake() {
                 } else {
                     std::thread::yield_now();
                     flag.fetch_add(1, Ordering::SeqCst);
-                    h.wake(1);
+                    wake(&h);
                 }
             },
             &|_| true,

@@ -306,7 +306,15 @@ impl Registry {
 /// `done(true)` as [`Registry::wait_until`].
 pub(crate) fn wait_current(done: impl Fn(bool) -> bool) {
     with_current(|cur| match cur {
-        Some((reg, slot)) => reg.wait_until(Some(slot), reg.parker(slot), done),
+        Some((reg, slot)) => {
+            // Counted, so that `PoolHandle::wake_waiting` skips the parkers
+            // when nobody sleeps (`sync/parked.rs`).
+            let parked = reg.parked_waiters.guard();
+            reg.wait_until(Some(slot), reg.parker(slot), |last| {
+                parked.check(last);
+                done(last)
+            })
+        }
         None => {
             let mut spins = 0u32;
             while !done(spins >= 64) {

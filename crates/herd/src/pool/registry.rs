@@ -23,7 +23,7 @@ use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
 use crate::sched::{AllCounters, Pending, Queues, Scheduler};
 use crate::shepherds::Shepherds;
-use crate::sync::{Parker, Sleepers};
+use crate::sync::{Parked, Parker, Sleepers};
 use crate::topology::Topology;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -68,6 +68,10 @@ pub(crate) struct Registry {
     /// region; see [`Port`].
     posts: CachePadded<AtomicU64>,
     pub(crate) sleepers: Sleepers,
+    /// Participants asleep in [`crate::rt::wait_until`] (`sync/parked.rs`):
+    /// a runtime waking every member that may wait on a word it changed
+    /// loads this first ([`crate::rt::PoolHandle::wake_waiting`]).
+    pub(crate) parked_waiters: Parked,
     /// Participants allowed to take jobs: slots `0..team`. A region of fewer
     /// participants than the pool (`rt::broadcast_n`) lowers it for its
     /// duration, so that workers outside the region neither steal its jobs
@@ -124,6 +128,7 @@ impl Registry {
             region_active: CachePadded::new(AtomicBool::new(false)),
             posts: CachePadded::new(AtomicU64::new(1)),
             sleepers: Sleepers::new(n),
+            parked_waiters: Parked::new(),
             team: AtomicUsize::new(n),
             keep_master_binding: false,
             report_stats: false,

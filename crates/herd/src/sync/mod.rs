@@ -7,11 +7,13 @@
 
 pub(crate) mod latch;
 mod observe;
+mod parked;
 mod parker;
 mod sleepers;
 
 pub(crate) use latch::{CountLatch, LockLatch, SetLatch};
 pub use observe::Observe;
+pub(crate) use parked::Parked;
 pub(crate) use parker::Parker;
 #[cfg(all(test, not(loom)))]
 pub(crate) use sleepers::counted;
