@@ -149,7 +149,7 @@ pub(crate) struct Team {
     /// regions.
     pub(crate) cancelled: CachePadded<AtomicU32>,
     pub(crate) ws_cancel: CachePadded<AtomicU32>,
-    pub ws: Box<[CachePadded<WorkShare>]>,
+    pub ws: Box<[CachePadded<WorkShare>; WS_RING]>,
     /// Each member's implicit task; reused region after region.
     pub implicit: Box<[CachePadded<Task>]>,
     /// Where the next region's worksharing and barrier numbering starts
@@ -219,7 +219,11 @@ impl Team {
             end_sleep: CachePadded::new(AtomicU32::new(0)),
             cancelled: CachePadded::new(AtomicU32::new(0)),
             ws_cancel: CachePadded::new(AtomicU32::new(0)),
-            ws: (0..WS_RING).map(|i| CachePadded::new(WorkShare::new(i as u64))).collect(),
+            ws: (0..WS_RING)
+                .map(|i| CachePadded::new(WorkShare::new(i as u64)))
+                .collect::<Box<[_]>>()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("WS_RING entries")),
             implicit: (0..n).map(|_| CachePadded::new(Task::implicit_blank())).collect(),
             ws_base: Cell::new(0),
             epoch_base: Cell::new(0),

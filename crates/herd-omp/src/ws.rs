@@ -40,6 +40,10 @@ pub(crate) struct WorkShare {
     copy: AtomicPtr<u8>,
     /// Parameters, written by the initialiser before `state = 4s+2`.
     params: UnsafeCell<LoopParams>,
+    /// A `dynamic` loop, not ordered, whose chunks can be claimed with a
+    /// plain `fetch_add` (no member's overshoot can wrap the counter):
+    /// [`loop_next`]'s fast path. Written with `params`.
+    plain_dynamic: UnsafeCell<bool>,
     /// `GOMP_loop_start`'s `mem`: zeroed team-shared memory.
     mem: UnsafeCell<Vec<u64>>,
     /// Task reductions (`reduction(task, …)`): the initialiser's registered
@@ -113,6 +117,7 @@ impl WorkShare {
             cancelled: AtomicU32::new(0),
             copy: AtomicPtr::new(std::ptr::null_mut()),
             params: UnsafeCell::new(LoopParams::default()),
+            plain_dynamic: UnsafeCell::new(false),
             mem: UnsafeCell::new(Vec::new()),
             task_reductions: AtomicPtr::new(std::ptr::null_mut()),
             doacross: UnsafeCell::new(None),
@@ -122,6 +127,12 @@ impl WorkShare {
     fn params(&self) -> &LoopParams {
         // SAFETY: see the Sync impl: read after the entry was seen ready.
         unsafe { &*self.params.get() }
+    }
+
+    #[inline]
+    fn plain_dynamic(&self) -> bool {
+        // SAFETY: as `params`.
+        unsafe { *self.plain_dynamic.get() }
     }
 }
 
@@ -272,7 +283,7 @@ pub(crate) fn loop_start_with(
         let (team, _) = team_of(ts);
         let (ws, init) = enter(team, ts);
         if init {
-            init_loop(ws, p, mem);
+            init_loop(ws, p, mem, team.n);
             // SAFETY: the initialiser, before publishing (see the Sync impl).
             unsafe { *ws.doacross.get() = doacross(team.n) };
             register_reductions(ws, red, true);
@@ -325,10 +336,15 @@ pub(crate) fn scope_start(red: *mut usize) {
     })
 }
 
-fn init_loop(ws: &WorkShare, p: LoopParams, mem: Option<*mut *mut libc::c_void>) {
+fn init_loop(ws: &WorkShare, p: LoopParams, mem: Option<*mut *mut libc::c_void>, n: usize) {
+    // fetch_add unless the overshoot of every member's last request could
+    // wrap around (compares first: the products cannot overflow then).
+    let fetch_add_safe = (p.count < 1 << 62 && p.chunk < 1 << 30 && n < 1 << 30)
+        || p.chunk.checked_mul(n as u64 + 1).and_then(|o| p.count.checked_add(o)).is_some();
     // SAFETY: we are the initialiser (state 4s+1): nobody else reads these yet.
     unsafe {
         *ws.params.get() = p;
+        *ws.plain_dynamic.get() = p.kind == SchedKind::Dynamic && !p.ordered && fetch_add_safe;
         if let Some(m) = mem {
             let bytes = *m as usize;
             *ws.mem.get() = vec![0u64; bytes.div_ceil(8).max(1)];
@@ -346,7 +362,7 @@ pub(crate) fn prepare_first(team: &Team, p: LoopParams) {
     let s = team.ws_base.get();
     let ws = &*team.ws[(s % WS_RING as u64) as usize];
     debug_assert_eq!(ws.hot.state.load(Ordering::Relaxed), 4 * s);
-    init_loop(ws, p, None);
+    init_loop(ws, p, None, team.n);
     ws.hot.state.store(4 * s + 2, Ordering::Release);
 }
 
@@ -407,51 +423,60 @@ pub(crate) fn enter_prepared(ts: &ThreadState) -> u64 {
 /// entry points: a `schedule(dynamic, 1)` loop calls it per iteration.
 #[inline]
 pub(crate) fn loop_next() -> Option<(u64, u64)> {
-    thread::with(|ts| {
-        let (team, me) = team_of(ts);
-        let ws = current(team, ts);
-        let p = ws.params();
-        if p.ordered {
-            finish_ordered_chunk(team, ws, ts);
-        }
-        // Cancelled (`cancel for`/`sections`): no more chunks. The word
-        // sits with the read-mostly parameters, off the chunk counter's
-        // line, so the check costs no miss.
-        if ws.cancelled.load(Ordering::Relaxed) != 0 {
-            return None;
-        }
-        let (a, b) = match p.kind {
-            SchedKind::Static | SchedKind::Auto => {
-                let trip = ts.static_trip.get();
-                ts.static_trip.set(trip + 1);
-                static_chunk(p, team.n as u64, me as u64, trip)?
+    thread::with(
+        #[inline(always)]
+        |ts| {
+            let (team, me) = team_of(ts);
+            let ws = current(team, ts);
+            // The common dynamic loop: one check, one fetch_add (libgomp's
+            // `gomp_iter_dynamic_next` shape); everything else out of line.
+            if !ws.plain_dynamic() {
+                return loop_next_general(team, me, ws, ts);
             }
-            SchedKind::Dynamic => {
-                // fetch_add unless the overshoot of every member's last
-                // request could wrap around.
-                // (Compares first: the products cannot overflow then.)
-                let safe = (p.count < 1 << 62 && p.chunk < 1 << 30 && team.n < 1 << 30)
-                    || p.chunk.checked_mul(team.n as u64 + 1).and_then(|o| p.count.checked_add(o)).is_some();
-                if safe {
-                    let a = ws.hot.next.fetch_add(p.chunk, Ordering::Relaxed);
-                    if a >= p.count {
-                        return None;
-                    }
-                    (a, (a + p.chunk).min(p.count))
-                } else {
-                    claim(&ws.hot.next, p.count, |a| a.saturating_add(p.chunk).min(p.count))?
-                }
+            let p = ws.params();
+            // Cancelled (`cancel for`): no more chunks. The word sits with
+            // the read-mostly parameters, off the chunk counter's line, so
+            // the check costs no miss.
+            if ws.cancelled.load(Ordering::Relaxed) != 0 {
+                return None;
             }
-            SchedKind::Guided => {
-                let n = team.n as u64;
-                claim(&ws.hot.next, p.count, |a| a + herd::partition::guided_chunk(p.count - a, n, p.chunk))?
+            let a = ws.hot.next.fetch_add(p.chunk, Ordering::Relaxed);
+            if a >= p.count {
+                return None;
             }
-        };
-        if p.ordered {
-            ts.ordered_chunk.set(Some((a, b)));
+            Some(bounds(p.space, a, (a + p.chunk).min(p.count)))
+        },
+    )
+}
+
+/// [`loop_next`] of every loop but a plain dynamic one.
+#[inline(never)]
+fn loop_next_general(team: &Team, me: usize, ws: &WorkShare, ts: &ThreadState) -> Option<(u64, u64)> {
+    let p = ws.params();
+    if p.ordered {
+        finish_ordered_chunk(team, ws, ts);
+    }
+    if ws.cancelled.load(Ordering::Relaxed) != 0 {
+        return None;
+    }
+    let (a, b) = match p.kind {
+        SchedKind::Static | SchedKind::Auto => {
+            let trip = ts.static_trip.get();
+            ts.static_trip.set(trip + 1);
+            static_chunk(p, team.n as u64, me as u64, trip)?
         }
-        Some(bounds(p.space, a, b))
-    })
+        // Ordered, or a count so close to the top that a member's
+        // overshoot could wrap the counter.
+        SchedKind::Dynamic => claim(&ws.hot.next, p.count, |a| a.saturating_add(p.chunk).min(p.count))?,
+        SchedKind::Guided => {
+            let n = team.n as u64;
+            claim(&ws.hot.next, p.count, |a| a + herd::partition::guided_chunk(p.count - a, n, p.chunk))?
+        }
+    };
+    if p.ordered {
+        ts.ordered_chunk.set(Some((a, b)));
+    }
+    Some(bounds(p.space, a, b))
 }
 
 /// Compare-exchange loop handing out `[a, end(a))` from `next`; `None`
@@ -569,7 +594,7 @@ fn chunk_of(s: Sched) -> u64 {
 pub(crate) fn model_claims(team: &Team, ts: &ThreadState, p: LoopParams) -> Vec<u64> {
     let (ws, init) = enter(team, ts);
     if init {
-        init_loop(ws, p, None);
+        init_loop(ws, p, None, team.n);
         publish(team, ws, ts);
     } else {
         await_ready(ws, ts);
