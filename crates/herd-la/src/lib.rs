@@ -29,14 +29,20 @@
 
 pub mod cholesky;
 mod error;
+pub mod gemm;
 pub mod kernels;
+pub mod probe;
+mod rng;
 pub mod tiled;
 
 mod flow;
-pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, random_spd, residual};
+pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual};
 pub use error::LaError;
 pub use flow::{potrf_flow, FlowReport};
+pub use gemm::{gemm, gemm_with, Blocking, Op};
 pub use kernels::Backend;
+pub use probe::{probe_residual, Factor};
+pub use rng::{random_matrix, random_spd};
 pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
 
 /// Floating-point operation count of a Cholesky factorization of order `n`, the conventional
@@ -44,4 +50,11 @@ pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
 pub fn potrf_flops(n: usize) -> f64 {
     let n = n as f64;
     n * n * n / 3.0
+}
+
+/// Floating-point operation count of `C ← α·op(A)·op(B) + β·C` with `C`
+/// `m × n` and inner dimension `k`: `2·m·n·k` (one multiply and one add per
+/// term), used to report GFLOP/s.
+pub fn gemm_flops(m: usize, n: usize, k: usize) -> f64 {
+    2.0 * m as f64 * n as f64 * k as f64
 }
