@@ -7,7 +7,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use crate::probe::{frobenius, Part};
+use crate::probe::{frobenius, Factor, Part};
 use crate::{Backend, LaError, TiledMatrix};
 
 /// Factors `a = L Lᵀ` in place with the faer tile kernels; see [`potrf_seq_tiled_with`].
@@ -120,4 +120,15 @@ pub fn residual(a: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<f64, LaError> 
         return Ok(0.0);
     }
     Ok(num / den)
+}
+
+/// The `O(n²)` check of a Cholesky factor: `A·x` against `L·(Lᵀ·x)` for a random `x`
+/// ([`probe_residual`](crate::probe_residual) with `seed`), scaled by
+/// `max(‖A‖_F, ‖L‖_F²)·‖x‖₂·n·ε`. Only the lower triangle (with diagonal) of `l` is read.
+/// Values of order 1 or below for a backward-stable factorization; `0.0` for `n = 0`.
+///
+/// # Errors
+/// [`LaError::ShapeMismatch`] when `a` and `l` are not square of the same order.
+pub fn residual_probe(a: MatRef<'_, f64>, l: MatRef<'_, f64>, seed: u64) -> Result<f64, LaError> {
+    crate::probe_residual(&[Factor::full(a)], &[Factor::lower(l), Factor::upper(l.transpose())], seed)
 }

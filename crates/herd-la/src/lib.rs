@@ -36,7 +36,7 @@ mod rng;
 pub mod tiled;
 
 mod flow;
-pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual};
+pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual, residual_probe};
 pub use error::LaError;
 pub use flow::{potrf_flow, FlowReport};
 pub use gemm::{gemm, gemm_with, Blocking, Op};
