@@ -22,7 +22,8 @@ use crate::LaError;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Blocking {
     /// Chosen from the shape of the product and the number of participants
-    /// of the current pool: see [`Grid::auto`].
+    /// of the current pool: about one block per participant, as square as the shape allows,
+    /// none thinner than 64 rows or columns unless `C` is, one block for small products.
     #[default]
     Auto,
     /// Blocks of `rows × cols` entries of `C` (edge blocks smaller); both at
