@@ -1,11 +1,12 @@
-//! GFLOP/s of `C ← A·B` (n×n) for herd's GEMM under several block shapes of
-//! `C`, against faer's own sequential and parallel matmul, to choose and
-//! check `Blocking::Auto`:
-//! `cargo run --release -p herd-la --example gemm_bench -- [N] [REPS] [ROWSxCOLS ...]`
+//! GFLOP/s of herd's GEMM under several block shapes of `C`, against faer's
+//! own sequential and parallel matmul, to choose and check `Blocking::Auto`:
+//! `cargo run --release -p herd-la --example gemm_bench -- [N] [REPS] [K] [ROWSxCOLS ...]`
 //!
-//! Every variant runs once per round, rounds rotating the first variant;
-//! medians. The herd variants run on a pool of `HERD_NUM_THREADS` (default:
-//! every core) participants.
+//! Without `K` (or `K = 0`) the product is `C ← A·B`, all `n × n`; with it,
+//! the ATLAS paper's rank-K update `C ← C − A·Bᵀ` (`A`, `B` `n × K`). Every
+//! variant runs once per round, rounds rotating the first variant; medians.
+//! The herd variants run on a pool of `HERD_NUM_THREADS` (default: every
+//! core) participants.
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, Par};
 use herd_la::{gemm_flops, gemm_with, random_matrix, Blocking, Op};
@@ -15,11 +16,13 @@ type Variant<'a> = (String, Box<dyn FnMut(&mut Mat<f64>) + 'a>);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let n: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(2000);
-    let reps: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(5);
+    let arg = |i: usize| args.get(i).and_then(|s| s.parse::<usize>().ok());
+    let n = arg(0).unwrap_or(2000);
+    let reps = arg(1).unwrap_or(5);
+    let rank = arg(2).filter(|&k| k > 0);
     let mut blocks: Vec<(usize, usize)> = args
         .iter()
-        .skip(2)
+        .skip(3)
         .filter_map(|s| s.split_once('x').and_then(|(r, c)| Some((r.parse().ok()?, c.parse().ok()?))))
         .collect();
     if blocks.is_empty() {
@@ -28,13 +31,19 @@ fn main() {
     }
     let pool = herd::PoolBuilder::from_env().and_then(|b| b.build()).expect("a herd pool");
     let threads = pool.num_threads();
-    let (a, b) = (random_matrix(n, n, 1), random_matrix(n, n, 2));
+    // C ← α·A·op(B) + β·C: (k, op(B), α, β, accumulation) of the two forms.
+    let (k, op_b, alpha, beta, accum) = match rank {
+        Some(k) => (k, Op::Trans, -1.0, 1.0, Accum::Add),
+        None => (n, Op::NoTrans, 1.0, 0.0, Accum::Replace),
+    };
+    let a = random_matrix(n, k, 1);
+    let b = if rank.is_some() { random_matrix(n, k, 2) } else { random_matrix(k, n, 2) };
+    let b_op = if rank.is_some() { b.transpose() } else { b.as_ref() };
+    let a_ref = a.as_ref();
+    let faer_with = |par: Par| move |c: &mut Mat<f64>| matmul(c.as_mut(), accum, a_ref, b_op, alpha, par);
     let mut variants: Vec<Variant<'_>> = vec![
-        ("faer Par::Seq".into(), Box::new(|c| matmul(c.as_mut(), Accum::Replace, &a, &b, 1.0, Par::Seq))),
-        (
-            format!("faer Par::rayon({threads})"),
-            Box::new(|c| matmul(c.as_mut(), Accum::Replace, &a, &b, 1.0, Par::rayon(threads))),
-        ),
+        ("faer Par::Seq".into(), Box::new(faer_with(Par::Seq))),
+        (format!("faer Par::rayon({threads})"), Box::new(faer_with(Par::rayon(threads)))),
     ];
     for blocking in std::iter::once(Blocking::Auto)
         .chain(blocks.into_iter().map(|(rows, cols)| Blocking::Fixed { rows, cols }))
@@ -44,16 +53,7 @@ fn main() {
             format!("herd {blocking:?}"),
             Box::new(move |c| {
                 pool.install(|| {
-                    gemm_with(
-                        Op::NoTrans,
-                        Op::NoTrans,
-                        1.0,
-                        a.as_ref(),
-                        b.as_ref(),
-                        0.0,
-                        c.as_mut(),
-                        blocking,
-                    )
+                    gemm_with(Op::NoTrans, op_b, alpha, a.as_ref(), b.as_ref(), beta, c.as_mut(), blocking)
                 })
                 .expect("valid")
             }),
@@ -70,10 +70,11 @@ fn main() {
             times[i].push(start.elapsed().as_secs_f64());
         }
     }
-    println!("n = {n}, {threads} herd participants, median of {reps}");
+    let form = rank.map_or("C ← A·B".to_string(), |k| format!("C ← C − A·Bᵀ, k = {k}"));
+    println!("n = {n}, {form}, {threads} herd participants, median of {reps}");
     for ((name, _), t) in variants.iter().zip(&mut times) {
         t.sort_by(f64::total_cmp);
         let med = t[t.len() / 2];
-        println!("{name:<48} {med:>8.4} s {:>7.1} GFLOP/s", gemm_flops(n, n, n) / med / 1e9);
+        println!("{name:<48} {med:>8.4} s {:>7.1} GFLOP/s", gemm_flops(n, n, k) / med / 1e9);
     }
 }

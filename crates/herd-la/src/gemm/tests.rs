@@ -225,8 +225,9 @@ fn auto_grid() {
     // One participant or a small product: one block.
     assert_eq!(Grid::auto((4000, 4000, 4000), 1), Grid { mb: 4000, nb: 4000, br: 1, bc: 1 });
     assert_eq!(Grid::auto((50, 50, 50), 2), Grid { mb: 50, nb: 50, br: 1, bc: 1 });
-    // Square: whole columns; tall: rows; no block thinner than 64 unless C is.
-    assert_eq!(Grid::auto((4000, 4000, 4000), 2), Grid { mb: 4000, nb: 2000, br: 1, bc: 2 });
+    // Square: halves of rows; wide: columns; no block thinner than 64 unless C is.
+    assert_eq!(Grid::auto((4000, 4000, 4000), 2), Grid { mb: 2000, nb: 4000, br: 2, bc: 1 });
+    assert_eq!(Grid::auto((100, 4000, 4000), 2), Grid { mb: 100, nb: 2000, br: 1, bc: 2 });
     assert_eq!(Grid::auto((4000, 100, 4000), 2), Grid { mb: 2000, nb: 100, br: 2, bc: 1 });
     assert_eq!(Grid::auto((40, 4000, 40), 4), Grid { mb: 40, nb: 1000, br: 1, bc: 4 });
     // At least as many blocks as participants whenever the shape allows.
