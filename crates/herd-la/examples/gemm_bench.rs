@@ -9,7 +9,7 @@
 //! core) participants.
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, Par};
-use herd_la::{gemm_flops, gemm_with, random_matrix, Blocking, Op};
+use herd_la::{gemm_flops, random_matrix, Blocking, Gemm, Op};
 use std::time::Instant;
 
 type Variant<'a> = (String, Box<dyn FnMut(&mut Mat<f64>) + 'a>);
@@ -53,7 +53,11 @@ fn main() {
             format!("herd {blocking:?}"),
             Box::new(move |c| {
                 pool.install(|| {
-                    gemm_with(Op::NoTrans, op_b, alpha, a.as_ref(), b.as_ref(), beta, c.as_mut(), blocking)
+                    Gemm::new(Op::NoTrans, op_b, alpha, beta).blocking(blocking).run(
+                        a.as_ref(),
+                        b.as_ref(),
+                        c.as_mut(),
+                    )
                 })
                 .expect("valid")
             }),

@@ -3,7 +3,7 @@
 //! Whole-matrix routines on the participants of the current herd pool, and the tiled Cholesky
 //! factorization of *Concurrent Collections for dense linear algebra* on herd-flow:
 //!
-//! * [`gemm`](gemm()) / [`gemm_with`]: `C ← α·op(A)·op(B) + β·C` (BLAS's `dgemm`, transposes
+//! * [`gemm`](gemm()) / [`Gemm`]: `C ← α·op(A)·op(B) + β·C` (BLAS's `dgemm`, transposes
 //!   [`Op`]) for faer views: `C` cut into blocks ([`Blocking`]), one sequential faer matmul per
 //!   block, the blocks spread with `herd::join` (module [`mod@gemm`]); the ATLAS paper's rank-K
 //!   update is `gemm(Op::NoTrans, Op::Trans, -1.0, a, b, 1.0, c)`.
@@ -54,7 +54,7 @@ mod flow;
 pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual, residual_probe};
 pub use error::LaError;
 pub use flow::{potrf_flow, FlowReport};
-pub use gemm::{gemm, gemm_with, Blocking, Op};
+pub use gemm::{gemm, Blocking, Gemm, Op};
 pub use kernels::Backend;
 pub use probe::{probe_residual, Factor};
 pub use rng::{random_matrix, random_spd};

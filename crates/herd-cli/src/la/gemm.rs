@@ -9,7 +9,7 @@ use crate::error::{usize_in, CliError};
 use crate::CliResult;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
-use herd_la::{gemm_flops, gemm_with, probe_residual, random_matrix, Blocking, Factor, Op};
+use herd_la::{gemm_flops, probe_residual, random_matrix, Blocking, Factor, Gemm, Op};
 use serde_json::json;
 use std::cell::RefCell;
 use std::time::Instant;
@@ -154,23 +154,13 @@ pub fn gemm(args: &GemmArgs) -> CliResult {
         let (a, b) = (ops.a.as_ref(), form.op_b(ops.b.as_ref()));
         let op_b = if form.b_trans { Op::Trans } else { Op::NoTrans };
         let accum = if form.beta == 0.0 { Accum::Replace } else { Accum::Add };
+        let herd_gemm = Gemm::new(Op::NoTrans, op_b, form.alpha, form.beta).blocking(blocking);
         let mut contenders = vec![
             Contender::new("herd", format!("herd gemm ({blocking:?})"), |_| {
                 ops.run(&form, |c| {
                     timed(|| {
-                        pool.install(|| {
-                            gemm_with(
-                                Op::NoTrans,
-                                op_b,
-                                form.alpha,
-                                a,
-                                ops.b.as_ref(),
-                                form.beta,
-                                c.as_mut(),
-                                blocking,
-                            )
-                        })
-                        .map_err(|e| CliError::Verify(format!("herd gemm: {e}")))
+                        pool.install(|| herd_gemm.run(a, ops.b.as_ref(), c.as_mut()))
+                            .map_err(|e| CliError::Verify(format!("herd gemm: {e}")))
                     })
                 })
             }),

@@ -18,7 +18,7 @@ use faer::MatMut;
 
 use crate::LaError;
 
-/// How `C` is cut into blocks for [`gemm_with`](super::gemm_with).
+/// How `C` is cut into blocks for a [`Gemm`](super::Gemm).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Blocking {
     /// Chosen from the shape of the product and the number of participants

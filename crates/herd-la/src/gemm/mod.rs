@@ -53,10 +53,11 @@ impl Op {
 }
 
 /// `C ← α·op(A)·op(B) + β·C` on the current herd pool, `C` cut by
-/// [`Blocking::Auto`]; see [`gemm_with`].
+/// [`Blocking::Auto`]: BLAS's `dgemm` (`op(A)` `m × k`, `op(B)` `k × n`,
+/// `C` `m × n`, any strides). [`Gemm`] chooses the blocks.
 ///
 /// # Errors
-/// See [`gemm_with`].
+/// See [`Gemm::run`].
 pub fn gemm(
     op_a: Op,
     op_b: Op,
@@ -66,65 +67,89 @@ pub fn gemm(
     beta: f64,
     c: MatMut<'_, f64>,
 ) -> Result<(), LaError> {
-    gemm_with(op_a, op_b, alpha, a, b, beta, c, Blocking::Auto)
+    Gemm::new(op_a, op_b, alpha, beta).run(a, b, c)
 }
 
-/// `C ← α·op(A)·op(B) + β·C`, with `op(A)` `m × k`, `op(B)` `k × n` and `C`
-/// `m × n` (any strides), computed block by block of `C` (`blocking`) on the
-/// participants of the current herd pool — the global pool when the caller
-/// is in none; `pool.install(|| gemm_with(..))` chooses one. Each block is
-/// one sequential faer matrix multiply.
+/// The settings of a `C ← α·op(A)·op(B) + β·C`: transposes, scalars, and
+/// how `C` is cut into blocks.
 ///
-/// # Errors
-/// Checked before anything is read or written, in BLAS's argument order:
-/// * [`LaError::InvalidArgument`] naming `a` when `op(A)` has not `C`'s row
-///   count, and `b` when `op(B)` has not `op(A)`'s column count or `C`'s
-///   column count;
-/// * [`LaError::InvalidTileSize`] for a [`Blocking::Fixed`] dimension of 0.
-#[allow(clippy::too_many_arguments)] // BLAS's argument list.
-pub fn gemm_with(
+/// ```
+/// use herd_la::{random_matrix, Blocking, Gemm, Op};
+/// let (a, b) = (random_matrix(100, 8, 1), random_matrix(100, 8, 2));
+/// let mut c = random_matrix(100, 100, 3);
+/// // The rank-K update C ← C − A·Bᵀ in blocks of 64 × 50.
+/// Gemm::new(Op::NoTrans, Op::Trans, -1.0, 1.0)
+///     .blocking(Blocking::Fixed { rows: 64, cols: 50 })
+///     .run(a.as_ref(), b.as_ref(), c.as_mut())
+///     .unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gemm {
     op_a: Op,
     op_b: Op,
     alpha: f64,
-    a: MatRef<'_, f64>,
-    b: MatRef<'_, f64>,
     beta: f64,
-    c: MatMut<'_, f64>,
     blocking: Blocking,
-) -> Result<(), LaError> {
-    let (a, b) = (op_a.apply(a), op_b.apply(b));
-    let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
-    if a.nrows() != m {
-        return Err(invalid("a", format!("op(A) has {} rows but C has {m}", a.nrows())));
+}
+
+impl Gemm {
+    /// `C ← α·op_a(A)·op_b(B) + β·C` with [`Blocking::Auto`].
+    pub fn new(op_a: Op, op_b: Op, alpha: f64, beta: f64) -> Gemm {
+        Gemm { op_a, op_b, alpha, beta, blocking: Blocking::Auto }
     }
-    if b.nrows() != k {
-        return Err(invalid("b", format!("op(B) has {} rows but op(A) has {k} columns", b.nrows())));
+
+    /// The same product with `C` cut by `blocking`.
+    pub fn blocking(self, blocking: Blocking) -> Gemm {
+        Gemm { blocking, ..self }
     }
-    if b.ncols() != n {
-        return Err(invalid("b", format!("op(B) has {} columns but C has {n}", b.ncols())));
-    }
-    let grid = Grid::new(blocking, (m, n, k), herd::current_num_threads())?;
-    if m == 0 || n == 0 {
-        return Ok(());
-    }
-    let scale_only = alpha == 0.0 || k == 0;
-    for_each_block(c, grid, &|mut block: MatMut<'_, f64>, row0, col0| {
-        if scale_only {
-            scale(block, beta);
-            return;
+
+    /// Computes the product into `c`, block by block of `C` on the
+    /// participants of the current herd pool — the global pool when the
+    /// caller is in none; `pool.install(|| ..run(..))` chooses one. Each block
+    /// is one sequential faer matrix multiply.
+    ///
+    /// # Errors
+    /// Checked before anything is read or written, in BLAS's argument order:
+    /// * [`LaError::InvalidArgument`] naming `a` when `op(A)` has not `C`'s
+    ///   row count, and `b` when `op(B)` has not `op(A)`'s column count or
+    ///   `C`'s column count;
+    /// * [`LaError::InvalidTileSize`] for a [`Blocking::Fixed`] dimension of 0.
+    pub fn run(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) -> Result<(), LaError> {
+        let Gemm { op_a, op_b, alpha, beta, blocking } = *self;
+        let (a, b) = (op_a.apply(a), op_b.apply(b));
+        let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
+        if a.nrows() != m {
+            return Err(invalid("a", format!("op(A) has {} rows but C has {m}", a.nrows())));
         }
-        let accum = if beta == 0.0 {
-            Accum::Replace
-        } else {
-            if beta != 1.0 {
-                scale(block.as_mut(), beta);
+        if b.nrows() != k {
+            return Err(invalid("b", format!("op(B) has {} rows but op(A) has {k} columns", b.nrows())));
+        }
+        if b.ncols() != n {
+            return Err(invalid("b", format!("op(B) has {} columns but C has {n}", b.ncols())));
+        }
+        let grid = Grid::new(blocking, (m, n, k), herd::current_num_threads())?;
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        let scale_only = alpha == 0.0 || k == 0;
+        for_each_block(c, grid, &|mut block: MatMut<'_, f64>, row0, col0| {
+            if scale_only {
+                scale(block, beta);
+                return;
             }
-            Accum::Add
-        };
-        let (rows, cols) = (block.nrows(), block.ncols());
-        matmul(block, accum, a.subrows(row0, rows), b.subcols(col0, cols), alpha, Par::Seq);
-    });
-    Ok(())
+            let accum = if beta == 0.0 {
+                Accum::Replace
+            } else {
+                if beta != 1.0 {
+                    scale(block.as_mut(), beta);
+                }
+                Accum::Add
+            };
+            let (rows, cols) = (block.nrows(), block.ncols());
+            matmul(block, accum, a.subrows(row0, rows), b.subcols(col0, cols), alpha, Par::Seq);
+        });
+        Ok(())
+    }
 }
 
 /// `c ← β·c`; `β = 0` writes zeros without reading `c`.

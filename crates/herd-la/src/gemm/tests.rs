@@ -73,7 +73,9 @@ fn check(
     let want = reference(op_a, op_b, alpha, &a, &b, beta, &c0);
     let mut c = c0.clone();
     pool(threads)
-        .install(|| gemm_with(op_a, op_b, alpha, a.as_ref(), b.as_ref(), beta, c.as_mut(), blocking))
+        .install(|| {
+            Gemm::new(op_a, op_b, alpha, beta).blocking(blocking).run(a.as_ref(), b.as_ref(), c.as_mut())
+        })
         .expect("valid arguments");
     let err = frobenius((&c - &want).as_ref(), Part::Full);
     let scale = alpha.abs() * frobenius(a.as_ref(), Part::Full) * frobenius(b.as_ref(), Part::Full)
@@ -216,7 +218,8 @@ fn mismatched_shapes_name_the_argument() {
     assert_eq!(arg(run(Op::NoTrans, Op::NoTrans, c.as_mut().subcols_mut(0, 4))), "b");
     assert!(run(Op::NoTrans, Op::NoTrans, c.as_mut()).is_ok());
     let fixed = Blocking::Fixed { rows: 0, cols: 4 };
-    let r = gemm_with(Op::NoTrans, Op::NoTrans, 1.0, a.as_ref(), b.as_ref(), 0.0, c.as_mut(), fixed);
+    let r =
+        Gemm::new(Op::NoTrans, Op::NoTrans, 1.0, 0.0).blocking(fixed).run(a.as_ref(), b.as_ref(), c.as_mut());
     assert_eq!(r, Err(LaError::InvalidTileSize { nb: 0 }));
 }
 
