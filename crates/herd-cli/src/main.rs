@@ -89,7 +89,7 @@ enum Command {
     /// dependencies) or a HERD_TRACE file (B/E spans per thread).
     #[command(subcommand)]
     Trace(TraceCommand),
-    /// Tiled dense linear algebra on herd-flow.
+    /// Dense linear algebra on herd against faer and OpenBLAS in the same run.
     #[command(subcommand)]
     La(LaCommand),
 }
@@ -98,10 +98,21 @@ enum Command {
 enum LaCommand {
     /// Factor a random SPD matrix with the dataflow tiled Cholesky.
     ///
-    /// Checks the residual ‖A − LLᵀ‖/(‖A‖·n·ε) and prints GFLOP/s (n³/3 flops)
-    /// for herd (HERD_* pool) and, in the same run, faer's parallel Cholesky
-    /// with as many threads. --tune picks the tile size first.
+    /// Prints GFLOP/s (n³/3 flops) for herd (HERD_* pool) and, in the same
+    /// run, faer's parallel Cholesky and OpenBLAS's threaded dpotrf with as
+    /// many threads. Every factor is checked in O(n²): ‖A·x − L·(Lᵀ·x)‖ for
+    /// a random x, scaled by the norms, n and ε. --tune picks the tile size
+    /// first.
     Potrf(la::PotrfArgs),
+    /// Multiply random matrices with herd's parallel GEMM.
+    ///
+    /// C ← A·B (n×n; 2n³ flops) or, with -k K, the rank-K update
+    /// C ← C − A·Bᵀ (A, B n×K), with herd_la::gemm on the HERD_* pool, and
+    /// in the same run faer's parallel matmul and OpenBLAS's threaded dgemm
+    /// with as many threads. Every result is checked in O(n²): C·x against
+    /// A·(op(B)·x) for a random x, scaled by the norms, the inner dimension
+    /// and ε.
+    Gemm(la::GemmArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -144,6 +155,7 @@ fn main() -> ExitCode {
         Command::Trace(TraceCommand::Show(args)) => trace_cmd::show::run(&args),
         Command::Trace(TraceCommand::Analyze(args)) => trace_cmd::analyze::run(&args),
         Command::La(LaCommand::Potrf(args)) => la::potrf(&args),
+        Command::La(LaCommand::Gemm(args)) => la::gemm(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -389,6 +389,76 @@ fn la_potrf_factors_and_compares() {
 }
 
 #[test]
+fn la_potrf_plots_several_orders() {
+    let svg = tmp("potrf.svg");
+    let o = ok(&mut herd(&[
+        "la",
+        "potrf",
+        "-n",
+        "64,96",
+        "--nb",
+        "32",
+        "--reps",
+        "1",
+        "--json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v.as_array().map(Vec::len), Some(2), "{v}");
+    assert_eq!(v[1]["n"], 96);
+    assert!(std::fs::read_to_string(&svg).expect("the chart").contains("<svg"));
+}
+
+/// The keys `herd la gemm --json` promises, for one order.
+fn check_gemm_json(v: &Value, n: u64, k: u64) {
+    assert_eq!(v["n"], n, "{v}");
+    assert_eq!(v["k"], k, "{v}");
+    for key in ["herd", "faer", "openblas"] {
+        if key == "openblas" && v[key].is_null() {
+            continue; // not installed
+        }
+        assert!(v[key]["residual"].as_f64().unwrap() < 30.0, "{key}: {v}");
+        assert!(v[key]["gflops"].as_f64().unwrap() > 0.0, "{key}: {v}");
+        assert!(v[key]["median"].as_f64().unwrap() > 0.0, "{key}: {v}");
+    }
+    assert!(v["herd_over_faer"].as_f64().unwrap() > 0.0, "{v}");
+}
+
+#[test]
+fn la_gemm_multiplies_and_compares() {
+    let o = ok(&mut herd(&["la", "gemm", "-n", "130", "--reps", "2", "--json"]));
+    check_gemm_json(&serde_json::from_slice(&o.stdout).expect("valid JSON"), 130, 130);
+    // The rank-K update, with fixed blocks that do not divide n.
+    let o =
+        ok(&mut herd(&["la", "gemm", "-n", "150", "-k", "16", "--block", "64x40", "--reps", "1", "--json"]));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    check_gemm_json(&v, 150, 16);
+    assert_eq!(v["beta"], 1.0);
+    // Several orders: an array, a table, a chart.
+    let svg = tmp("gemm.svg");
+    let o = ok(&mut herd(&["la", "gemm", "-n", "64,100", "--reps", "1", "--plot", svg.to_str().unwrap()]));
+    assert_eq!(stdout(&o).matches("GFLOP/s").count(), 2, "{}", stdout(&o));
+    assert!(stdout(&o).contains("herd ÷ faer speed"), "{}", stdout(&o));
+    assert!(std::fs::read_to_string(&svg).expect("the chart").contains("<svg"));
+}
+
+#[test]
+fn la_gemm_rejects_bad_options() {
+    for args in [
+        &["la", "gemm", "-n", "100", "--block", "0x5"][..],
+        &["la", "gemm", "-n", "100", "--block", "12"],
+        &["la", "gemm", "-n", "100", "-k", "0"],
+        &["la", "gemm", "-n", "31"],
+        &["la", "gemm", "-n", "100", "--plot", "out.pdf"],
+    ] {
+        let o = run(&mut herd(args));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
 fn la_potrf_rejects_a_zero_tile() {
     let o = run(&mut herd(&["la", "potrf", "-n", "100", "--nb", "0"]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -60,7 +60,11 @@ fn la_potrf_larger_than_memory_is_a_limit_error() {
     // Both numbers, in bytes.
     let e = stderr(&o);
     assert_eq!(e.matches(" bytes").count(), 2, "{e}");
-    assert!(e.contains("4000000000000000 bytes"), "{e}");
+    // 3 n×n f64 matrices.
+    assert!(e.contains("2400000000000000 bytes"), "{e}");
+    // gemm: A, B, C, C's input and a difference.
+    let o = refused(&["la", "gemm", "-n", "10000000"], &[], 3, &["herd: ", "-n 10000000", "MemAvailable"]);
+    assert!(stderr(&o).contains("4000000000000000 bytes"), "{}", stderr(&o));
 }
 
 /// `--threads 500` used to allocate a 64 MiB flush buffer per participant

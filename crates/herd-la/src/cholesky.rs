@@ -1,5 +1,4 @@
-//! Sequential tiled Cholesky factorization (lower), its residual check and a test-matrix
-//! generator.
+//! Sequential tiled Cholesky factorization (lower) and its residual check.
 //!
 //! [`potrf_seq_tiled`] is the right-looking tiled algorithm executed in program order on one
 //! thread. It is the reference against which the dataflow (herd-flow) version is checked: both
@@ -8,6 +7,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
+use crate::probe::{frobenius, Factor, Part};
 use crate::{Backend, LaError, TiledMatrix};
 
 /// Factors `a = L Lᵀ` in place with the faer tile kernels; see [`potrf_seq_tiled_with`].
@@ -88,6 +88,9 @@ pub(crate) fn potrf_diagonal_tile(backend: Backend, a: &TiledMatrix, k: usize) -
 /// order 1; values below 10 are the usual acceptance threshold. Returns `0.0` for `n = 0` and
 /// for `A = 0 = L`.
 ///
+/// Costs `O(n³)` (it forms `L Lᵀ`, single-threaded): for tests. Large factors are checked in
+/// `O(n²)` by [`probe_residual`](crate::probe_residual) (`A·x` against `L·(Lᵀ·x)`).
+///
 /// # Errors
 /// [`LaError::NotSquare`] or [`LaError::ShapeMismatch`] when `a` and `l` are not square of the
 /// same order.
@@ -111,48 +114,21 @@ pub fn residual(a: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<f64, LaError> 
     let lower = Mat::from_fn(n, n, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
     let mut r = a.to_owned();
     matmul(r.as_mut(), Accum::Add, lower.as_ref(), lower.transpose(), -1.0, Par::Seq);
-    let num = frobenius(r.as_ref());
-    let den = frobenius(a) * n as f64 * f64::EPSILON;
+    let num = frobenius(r.as_ref(), Part::Full);
+    let den = frobenius(a, Part::Full) * n as f64 * f64::EPSILON;
     if num == 0.0 {
         return Ok(0.0);
     }
     Ok(num / den)
 }
 
-/// Frobenius norm `sqrt(Σ a_ij²)`.
-fn frobenius(a: MatRef<'_, f64>) -> f64 {
-    let mut sum = 0.0;
-    for j in 0..a.ncols() {
-        for i in 0..a.nrows() {
-            sum += a[(i, j)] * a[(i, j)];
-        }
-    }
-    sum.sqrt()
-}
-
-/// A deterministic, well-conditioned `n × n` symmetric positive definite matrix for tests and
-/// benchmarks: symmetric off-diagonal entries uniform in `[-1, 1)` from a SplitMix64 stream
-/// seeded with `seed`, and diagonal entries `n + 1 + u` (`u ∈ [0, 1)`), which makes it strictly
-/// diagonally dominant and therefore SPD. Costs `O(n²)`.
-pub fn random_spd(n: usize, seed: u64) -> Mat<f64> {
-    let mut state = seed;
-    let mut next = move || {
-        // SplitMix64.
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut a = Mat::zeros(n, n);
-    for j in 0..n {
-        a[(j, j)] = n as f64 + 1.0 + next();
-        for i in j + 1..n {
-            let v = 2.0 * next() - 1.0;
-            a[(i, j)] = v;
-            a[(j, i)] = v;
-        }
-    }
-    a
+/// The `O(n²)` check of a Cholesky factor: `A·x` against `L·(Lᵀ·x)` for a random `x`
+/// ([`probe_residual`](crate::probe_residual) with `seed`), scaled by
+/// `max(‖A‖_F, ‖L‖_F²)·‖x‖₂·n·ε`. Only the lower triangle (with diagonal) of `l` is read.
+/// Values of order 1 or below for a backward-stable factorization; `0.0` for `n = 0`.
+///
+/// # Errors
+/// [`LaError::ShapeMismatch`] when `a` and `l` are not square of the same order.
+pub fn residual_probe(a: MatRef<'_, f64>, l: MatRef<'_, f64>, seed: u64) -> Result<f64, LaError> {
+    crate::probe_residual(&[Factor::full(a)], &[Factor::lower(l), Factor::upper(l.transpose())], seed)
 }

@@ -33,6 +33,15 @@ pub enum LaError {
     /// Dimensions of two operands, or of a buffer and its declared shape, do not agree.
     #[error("shape mismatch: {0}")]
     ShapeMismatch(String),
+    /// An argument does not agree with the others (LAPACK's `INFO = −i`, with the argument
+    /// named instead of numbered), e.g. a GEMM operand whose shape does not fit `C`.
+    #[error("invalid argument {argument}: {reason}")]
+    InvalidArgument {
+        /// The argument's name in the routine's signature (`"a"`, `"b"`, ...).
+        argument: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The tile size is not usable (it must be at least 1).
     #[error("invalid tile size {nb}: it must be at least 1")]
     InvalidTileSize {

@@ -1,8 +1,14 @@
-//! # herd-la — tiled dense linear algebra for herd
+//! # herd-la — dense linear algebra for herd
 //!
-//! Foundations of the tiled Cholesky factorization described in
-//! *Concurrent Collections for dense linear algebra* (issue 5, item 5):
+//! Whole-matrix routines on the participants of the current herd pool, and the tiled Cholesky
+//! factorization of *Concurrent Collections for dense linear algebra* on herd-flow:
 //!
+//! * [`gemm`](gemm()) / [`Gemm`]: `C ← α·op(A)·op(B) + β·C` (BLAS's `dgemm`, transposes
+//!   [`Op`]) for faer views: `C` cut into blocks ([`Blocking`]), one sequential faer matmul per
+//!   block, the blocks spread with `herd::join` (module [`mod@gemm`]); the ATLAS paper's rank-K
+//!   update is `gemm(Op::NoTrans, Op::Trans, -1.0, a, b, 1.0, c)`.
+//! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
+//!   program order (the reference).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous
 //!   column-major buffer (edge tiles are smaller when the dimension is not a multiple of `nb`).
 //!   Each tile sits behind its own [`std::sync::RwLock`], so tasks sharing the matrix through an
@@ -10,33 +16,48 @@
 //! * [`kernels`]: the four sequential tile kernels of the right-looking algorithm — POTRF, TRSM,
 //!   SYRK, GEMM — implemented with faer (single-threaded, `Par::Seq`), and, with the `openblas`
 //!   cargo feature, with the system OpenBLAS library.
-//! * [`cholesky`]: the sequential tiled Cholesky factorization [`potrf_seq_tiled`] (the reference
-//!   that a dataflow version is checked against), the scaled residual [`residual`] and the
-//!   deterministic SPD generator [`random_spd`].
+//! * Checks: [`probe_residual`] (module [`probe`]) compares two products applied to a random
+//!   vector in `O(n²)`, as HPL checks its solution — [`residual_probe`] for a Cholesky factor;
+//!   [`residual`] is the exact `O(n³)` check for tests. [`random_matrix`] and [`random_spd`]
+//!   make deterministic test matrices.
 //!
 //! Errors follow LAPACK's conventions ([`LaError`]); nothing panics on bad input.
 //!
 //! ```
-//! use herd_la::{potrf_seq_tiled, random_spd, residual, TiledMatrix};
+//! use herd_la::{gemm, potrf_seq_tiled, random_matrix, random_spd, residual, residual_probe};
+//! use herd_la::{probe_residual, Factor, Op, TiledMatrix};
 //!
 //! let a = random_spd(50, 7);
 //! let mut t = TiledMatrix::from_faer(a.as_ref(), 16).unwrap();
 //! potrf_seq_tiled(&mut t).unwrap();
 //! let l = t.to_faer();
 //! assert!(residual(a.as_ref(), l.as_ref()).unwrap() < 10.0);
+//! assert!(residual_probe(a.as_ref(), l.as_ref(), 1).unwrap() < 10.0);
+//!
+//! let (x, y) = (random_matrix(300, 200, 1), random_matrix(200, 100, 2));
+//! let mut c = faer::Mat::<f64>::zeros(300, 100);
+//! gemm(Op::NoTrans, Op::NoTrans, 1.0, x.as_ref(), y.as_ref(), 0.0, c.as_mut()).unwrap();
+//! let r = probe_residual(&[Factor::full(c.as_ref())], &[Factor::full(x.as_ref()), Factor::full(y.as_ref())], 3);
+//! assert!(r.unwrap() < 10.0);
 //! ```
 #![warn(missing_docs)]
 
 pub mod cholesky;
 mod error;
+pub mod gemm;
 pub mod kernels;
+pub mod probe;
+mod rng;
 pub mod tiled;
 
 mod flow;
-pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, random_spd, residual};
+pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual, residual_probe};
 pub use error::LaError;
 pub use flow::{potrf_flow, FlowReport};
+pub use gemm::{gemm, Blocking, Gemm, Op};
 pub use kernels::Backend;
+pub use probe::{probe_residual, Factor};
+pub use rng::{random_matrix, random_spd};
 pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
 
 /// Floating-point operation count of a Cholesky factorization of order `n`, the conventional
@@ -44,4 +65,11 @@ pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
 pub fn potrf_flops(n: usize) -> f64 {
     let n = n as f64;
     n * n * n / 3.0
+}
+
+/// Floating-point operation count of `C ← α·op(A)·op(B) + β·C` with `C`
+/// `m × n` and inner dimension `k`: `2·m·n·k` (one multiply and one add per
+/// term), used to report GFLOP/s.
+pub fn gemm_flops(m: usize, n: usize, k: usize) -> f64 {
+    2.0 * m as f64 * n as f64 * k as f64
 }

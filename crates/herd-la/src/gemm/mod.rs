@@ -1,0 +1,168 @@
+//! General matrix multiply on herd: `C ← α·op(A)·op(B) + β·C` (BLAS's
+//! `dgemm`) for whole column-major `f64` matrices.
+//!
+//! `C` is cut into a grid of blocks ([`Blocking`]; by default about one per
+//! participant of the current herd pool, as square as the shape allows) and
+//! every block is computed by faer's sequential matrix multiply
+//! (`faer::linalg::matmul::matmul` with `Par::Seq`) on the participant that
+//! takes it; faer packs the block's panels and picks its micro-kernel by the
+//! CPU's features at run time (AVX-512, AVX2+FMA, or portable code), so no
+//! kernel the CPU cannot run is ever called. The blocks are disjoint `MatMut`
+//! views split off `C`, spread with `herd::join` (see `blocks.rs`).
+//!
+//! The rank-K update of the ATLAS paper, `C ← C − A·Bᵀ` with a small `K`, is
+//! `gemm(Op::NoTrans, Op::Trans, -1.0, a, b, 1.0, c)`: the partition is over
+//! `C`, so a small `K` costs no parallelism.
+//!
+//! BLAS semantics for the special values: `β = 0` sets `C` without reading
+//! it (NaNs in `C` vanish); `α = 0` or `K = 0` scales `C` by `β` without
+//! reading `A` or `B`. NaN and infinite entries are otherwise computed with,
+//! as BLAS does (no check, no error).
+
+mod blocks;
+#[cfg(test)]
+mod tests;
+
+pub use blocks::Blocking;
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
+
+use crate::LaError;
+use blocks::{for_each_block, Grid};
+
+/// Whether an operand is used as stored or transposed (BLAS's `TRANS`
+/// argument, `'N'` or `'T'`; for real matrices `'C'` is `'T'`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Op {
+    /// `op(X) = X`.
+    #[default]
+    NoTrans,
+    /// `op(X) = Xᵀ`.
+    Trans,
+}
+
+impl Op {
+    /// `op(x)` as a view (transposing a faer view only swaps its strides).
+    fn apply<'a>(self, x: MatRef<'a, f64>) -> MatRef<'a, f64> {
+        match self {
+            Op::NoTrans => x,
+            Op::Trans => x.transpose(),
+        }
+    }
+}
+
+/// `C ← α·op(A)·op(B) + β·C` on the current herd pool, `C` cut by
+/// [`Blocking::Auto`]: BLAS's `dgemm` (`op(A)` `m × k`, `op(B)` `k × n`,
+/// `C` `m × n`, any strides). [`Gemm`] chooses the blocks.
+///
+/// # Errors
+/// See [`Gemm::run`].
+pub fn gemm(
+    op_a: Op,
+    op_b: Op,
+    alpha: f64,
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    beta: f64,
+    c: MatMut<'_, f64>,
+) -> Result<(), LaError> {
+    Gemm::new(op_a, op_b, alpha, beta).run(a, b, c)
+}
+
+/// The settings of a `C ← α·op(A)·op(B) + β·C`: transposes, scalars, and
+/// how `C` is cut into blocks.
+///
+/// ```
+/// use herd_la::{random_matrix, Blocking, Gemm, Op};
+/// let (a, b) = (random_matrix(100, 8, 1), random_matrix(100, 8, 2));
+/// let mut c = random_matrix(100, 100, 3);
+/// // The rank-K update C ← C − A·Bᵀ in blocks of 64 × 50.
+/// Gemm::new(Op::NoTrans, Op::Trans, -1.0, 1.0)
+///     .blocking(Blocking::Fixed { rows: 64, cols: 50 })
+///     .run(a.as_ref(), b.as_ref(), c.as_mut())
+///     .unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gemm {
+    op_a: Op,
+    op_b: Op,
+    alpha: f64,
+    beta: f64,
+    blocking: Blocking,
+}
+
+impl Gemm {
+    /// `C ← α·op_a(A)·op_b(B) + β·C` with [`Blocking::Auto`].
+    pub fn new(op_a: Op, op_b: Op, alpha: f64, beta: f64) -> Gemm {
+        Gemm { op_a, op_b, alpha, beta, blocking: Blocking::Auto }
+    }
+
+    /// The same product with `C` cut by `blocking`.
+    pub fn blocking(self, blocking: Blocking) -> Gemm {
+        Gemm { blocking, ..self }
+    }
+
+    /// Computes the product into `c`, block by block of `C` on the
+    /// participants of the current herd pool — the global pool when the
+    /// caller is in none; `pool.install(|| ..run(..))` chooses one. Each block
+    /// is one sequential faer matrix multiply.
+    ///
+    /// # Errors
+    /// Checked before anything is read or written, in BLAS's argument order:
+    /// * [`LaError::InvalidArgument`] naming `a` when `op(A)` has not `C`'s
+    ///   row count, and `b` when `op(B)` has not `op(A)`'s column count or
+    ///   `C`'s column count;
+    /// * [`LaError::InvalidTileSize`] for a [`Blocking::Fixed`] dimension of 0.
+    pub fn run(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) -> Result<(), LaError> {
+        let Gemm { op_a, op_b, alpha, beta, blocking } = *self;
+        let (a, b) = (op_a.apply(a), op_b.apply(b));
+        let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
+        if a.nrows() != m {
+            return Err(invalid("a", format!("op(A) has {} rows but C has {m}", a.nrows())));
+        }
+        if b.nrows() != k {
+            return Err(invalid("b", format!("op(B) has {} rows but op(A) has {k} columns", b.nrows())));
+        }
+        if b.ncols() != n {
+            return Err(invalid("b", format!("op(B) has {} columns but C has {n}", b.ncols())));
+        }
+        let grid = Grid::new(blocking, (m, n, k), herd::current_num_threads())?;
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        let scale_only = alpha == 0.0 || k == 0;
+        for_each_block(c, grid, &|mut block: MatMut<'_, f64>, row0, col0| {
+            if scale_only {
+                scale(block, beta);
+                return;
+            }
+            let accum = if beta == 0.0 {
+                Accum::Replace
+            } else {
+                if beta != 1.0 {
+                    scale(block.as_mut(), beta);
+                }
+                Accum::Add
+            };
+            let (rows, cols) = (block.nrows(), block.ncols());
+            matmul(block, accum, a.subrows(row0, rows), b.subcols(col0, cols), alpha, Par::Seq);
+        });
+        Ok(())
+    }
+}
+
+/// `c ← β·c`; `β = 0` writes zeros without reading `c`.
+fn scale(mut c: MatMut<'_, f64>, beta: f64) {
+    if beta == 0.0 {
+        c.fill(0.0);
+    } else if beta != 1.0 {
+        for j in 0..c.ncols() {
+            c.as_mut().col_mut(j).iter_mut().for_each(|x| *x *= beta);
+        }
+    }
+}
+
+fn invalid(argument: &'static str, reason: String) -> LaError {
+    LaError::InvalidArgument { argument, reason }
+}

@@ -1,0 +1,244 @@
+//! `gemm` against a reference product, with the error scaled like LAPACK's
+//! test ratios: `‖C − C_ref‖_F ≤ c·k·ε·(|α|·‖A‖_F·‖B‖_F + |β|·‖C₀‖_F)`.
+
+use super::blocks::Grid;
+use super::*;
+use crate::probe::{frobenius, Part};
+use crate::random_matrix;
+use faer::Mat;
+
+/// The ratio's bound `c` (LAPACK's testing uses thresholds of 10–30).
+const THRESHOLD: f64 = 10.0;
+
+fn pool(threads: usize) -> herd::Pool {
+    herd::Pool::builder().num_threads(threads).build().expect("a test pool")
+}
+
+fn stored(op: Op, rows: usize, cols: usize, seed: u64) -> Mat<f64> {
+    match op {
+        Op::NoTrans => random_matrix(rows, cols, seed),
+        Op::Trans => random_matrix(cols, rows, seed),
+    }
+}
+
+/// `α·op(A)·op(B) + β·C₀`: a triple loop for small products, faer's
+/// sequential product beyond; `β = 0` ignores `C₀`, `α = 0` ignores A and B.
+fn reference(
+    op_a: Op,
+    op_b: Op,
+    alpha: f64,
+    a: &Mat<f64>,
+    b: &Mat<f64>,
+    beta: f64,
+    c0: &Mat<f64>,
+) -> Mat<f64> {
+    let (a, b) = (op_a.apply(a.as_ref()), op_b.apply(b.as_ref()));
+    let (m, n, k) = (c0.nrows(), c0.ncols(), a.ncols());
+    let mut ab = Mat::zeros(m, n);
+    if alpha != 0.0 {
+        if m * n * k <= 70 * 70 * 70 {
+            for j in 0..n {
+                for i in 0..m {
+                    ab[(i, j)] = (0..k).map(|p| a[(i, p)] * b[(p, j)]).sum::<f64>();
+                }
+            }
+        } else {
+            matmul(ab.as_mut(), Accum::Replace, a, b, 1.0, Par::Seq);
+        }
+    }
+    Mat::from_fn(m, n, |i, j| {
+        let prod = if alpha == 0.0 { 0.0 } else { alpha * ab[(i, j)] };
+        if beta == 0.0 {
+            prod
+        } else {
+            prod + beta * c0[(i, j)]
+        }
+    })
+}
+
+/// Runs one product on `threads` participants with `blocking` and checks it.
+#[allow(clippy::too_many_arguments)]
+fn check(
+    threads: usize,
+    op_a: Op,
+    op_b: Op,
+    (m, n, k): (usize, usize, usize),
+    alpha: f64,
+    beta: f64,
+    blocking: Blocking,
+) {
+    let a = stored(op_a, m, k, 1 + m as u64);
+    let b = stored(op_b, k, n, 2 + n as u64);
+    let c0 = random_matrix(m, n, 3 + k as u64);
+    let want = reference(op_a, op_b, alpha, &a, &b, beta, &c0);
+    let mut c = c0.clone();
+    pool(threads)
+        .install(|| {
+            Gemm::new(op_a, op_b, alpha, beta).blocking(blocking).run(a.as_ref(), b.as_ref(), c.as_mut())
+        })
+        .expect("valid arguments");
+    let err = frobenius((&c - &want).as_ref(), Part::Full);
+    let scale = alpha.abs() * frobenius(a.as_ref(), Part::Full) * frobenius(b.as_ref(), Part::Full)
+        + beta.abs() * frobenius(c0.as_ref(), Part::Full);
+    let ratio = if err == 0.0 { 0.0 } else { err / (scale * k.max(1) as f64 * f64::EPSILON) };
+    assert!(
+        ratio < THRESHOLD,
+        "{threads} threads {op_a:?}{op_b:?} m={m} n={n} k={k} alpha={alpha} beta={beta} {blocking:?}: ratio {ratio}"
+    );
+}
+
+const OPS: [(Op, Op); 4] =
+    [(Op::NoTrans, Op::NoTrans), (Op::NoTrans, Op::Trans), (Op::Trans, Op::NoTrans), (Op::Trans, Op::Trans)];
+
+#[test]
+fn square_sizes_every_transpose() {
+    for n in [0, 1, 2, 7, 64, 65, 513] {
+        for (op_a, op_b) in OPS {
+            check(2, op_a, op_b, (n, n, n), 1.5, -0.5, Blocking::Auto);
+        }
+    }
+}
+
+#[test]
+fn non_square_shapes() {
+    for (m, n, k) in
+        [(1, 7, 2), (7, 1, 65), (65, 2, 7), (200, 33, 513), (33, 300, 64), (513, 65, 1), (130, 257, 0)]
+    {
+        for (op_a, op_b) in OPS {
+            check(2, op_a, op_b, (m, n, k), -1.0, 1.0, Blocking::Auto);
+        }
+    }
+}
+
+#[test]
+fn block_sizes_that_do_and_do_not_divide() {
+    // 192 = 3·64: blocks of 64 divide it, 50 and 100 do not; 1 is the smallest block.
+    for (rows, cols) in [(64, 64), (50, 100), (192, 1), (1, 7), (500, 500)] {
+        check(2, Op::NoTrans, Op::NoTrans, (192, 192, 65), 1.0, 1.0, Blocking::Fixed { rows, cols });
+        check(3, Op::Trans, Op::NoTrans, (65, 192, 64), 2.0, 0.0, Blocking::Fixed { rows, cols });
+    }
+}
+
+#[test]
+fn thread_counts() {
+    for threads in [1, 2, 3] {
+        check(threads, Op::NoTrans, Op::Trans, (300, 301, 40), 1.0, 1.0, Blocking::Auto);
+    }
+}
+
+#[test]
+fn rank_k_update() {
+    // The ATLAS paper's kernel: C ← C − A·Bᵀ with K small against C.
+    for k in [1, 40, 56] {
+        check(2, Op::NoTrans, Op::Trans, (513, 513, k), -1.0, 1.0, Blocking::Auto);
+    }
+}
+
+#[test]
+fn alpha_beta_special_values() {
+    for (alpha, beta) in [(0.0, 0.0), (0.0, 1.0), (0.0, -2.0), (1.0, 0.0), (-1.0, 1.0), (0.5, 3.0)] {
+        for (m, n, k) in [(7, 7, 7), (65, 64, 65), (513, 64, 33)] {
+            check(2, Op::NoTrans, Op::NoTrans, (m, n, k), alpha, beta, Blocking::Auto);
+        }
+    }
+}
+
+/// `C` full of NaN, `a` and `b` finite.
+fn nan_c_product(m: usize, n: usize, k: usize, alpha: f64, beta: f64) -> Mat<f64> {
+    let (a, b) = (random_matrix(m, k, 5), random_matrix(k, n, 6));
+    let mut c = Mat::from_fn(m, n, |_, _| f64::NAN);
+    pool(2)
+        .install(|| gemm(Op::NoTrans, Op::NoTrans, alpha, a.as_ref(), b.as_ref(), beta, c.as_mut()))
+        .expect("valid arguments");
+    c
+}
+
+#[test]
+fn beta_zero_ignores_nan_in_c() {
+    for (m, n, k) in [
+        (1, 1, 1),
+        (3, 5, 2),
+        (16, 16, 16),
+        (64, 1, 64),
+        (1, 64, 64),
+        (100, 100, 1),
+        (513, 65, 64),
+        (9, 9, 0),
+    ] {
+        for alpha in [1.0, 0.0] {
+            let c = nan_c_product(m, n, k, alpha, 0.0);
+            assert!(c.as_ref().is_all_finite(), "m={m} n={n} k={k} alpha={alpha}: NaN left in C");
+        }
+    }
+}
+
+#[test]
+fn nan_is_computed_with_not_rejected() {
+    // β ≠ 0: NaN in C stays, as in BLAS.
+    let c = nan_c_product(70, 70, 70, 1.0, 1.0);
+    assert!(c[(3, 4)].is_nan());
+    // NaN in A reaches the rows of C it touches, unless α = 0.
+    let mut a = random_matrix(80, 80, 1);
+    a[(5, 9)] = f64::NAN;
+    let b = random_matrix(80, 80, 2);
+    for alpha in [1.0, 0.0] {
+        let mut c = Mat::zeros(80, 80);
+        gemm(Op::NoTrans, Op::NoTrans, alpha, a.as_ref(), b.as_ref(), 0.0, c.as_mut()).expect("valid");
+        assert_eq!(c[(5, 0)].is_nan(), alpha != 0.0, "alpha={alpha}");
+        assert!(c[(6, 0)].is_finite());
+    }
+}
+
+#[test]
+fn strided_views() {
+    // Sub-views of larger matrices (column stride above the row count) and a
+    // transposed (row-major) C.
+    let big = random_matrix(300, 300, 9);
+    let (a, b) = (big.as_ref().submatrix(3, 5, 150, 70), big.as_ref().submatrix(100, 200, 70, 90));
+    let mut c = Mat::<f64>::zeros(90, 150);
+    gemm(Op::NoTrans, Op::NoTrans, 1.0, a, b, 0.0, c.as_mut().transpose_mut()).expect("valid");
+    let mut want = Mat::<f64>::zeros(150, 90);
+    matmul(want.as_mut(), Accum::Replace, a, b, 1.0, Par::Seq);
+    let err = frobenius((c.transpose() - &want).as_ref(), Part::Full);
+    assert!(err <= 10.0 * 70.0 * f64::EPSILON * frobenius(want.as_ref(), Part::Full).max(1.0) * 10.0);
+}
+
+#[test]
+fn mismatched_shapes_name_the_argument() {
+    let (a, b) = (Mat::<f64>::zeros(4, 3), Mat::<f64>::zeros(3, 5));
+    let mut c = Mat::<f64>::zeros(4, 5);
+    let arg = |r: Result<(), LaError>| match r {
+        Err(LaError::InvalidArgument { argument, .. }) => argument,
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    };
+    let run = |op_a, op_b, c: MatMut<'_, f64>| gemm(op_a, op_b, 1.0, a.as_ref(), b.as_ref(), 0.0, c);
+    assert_eq!(arg(run(Op::Trans, Op::NoTrans, c.as_mut())), "a");
+    assert_eq!(arg(run(Op::NoTrans, Op::Trans, c.as_mut())), "b");
+    assert_eq!(arg(run(Op::NoTrans, Op::NoTrans, c.as_mut().transpose_mut())), "a");
+    assert_eq!(arg(run(Op::NoTrans, Op::NoTrans, c.as_mut().subcols_mut(0, 4))), "b");
+    assert!(run(Op::NoTrans, Op::NoTrans, c.as_mut()).is_ok());
+    let fixed = Blocking::Fixed { rows: 0, cols: 4 };
+    let r =
+        Gemm::new(Op::NoTrans, Op::NoTrans, 1.0, 0.0).blocking(fixed).run(a.as_ref(), b.as_ref(), c.as_mut());
+    assert_eq!(r, Err(LaError::InvalidTileSize { nb: 0 }));
+}
+
+#[test]
+fn auto_grid() {
+    // One participant or a small product: one block.
+    assert_eq!(Grid::auto((4000, 4000, 4000), 1), Grid { mb: 4000, nb: 4000, br: 1, bc: 1 });
+    assert_eq!(Grid::auto((50, 50, 50), 2), Grid { mb: 50, nb: 50, br: 1, bc: 1 });
+    // Square: halves of rows; wide: columns; no block thinner than 64 unless C is.
+    assert_eq!(Grid::auto((4000, 4000, 4000), 2), Grid { mb: 2000, nb: 4000, br: 2, bc: 1 });
+    assert_eq!(Grid::auto((100, 4000, 4000), 2), Grid { mb: 100, nb: 2000, br: 1, bc: 2 });
+    assert_eq!(Grid::auto((4000, 100, 4000), 2), Grid { mb: 2000, nb: 100, br: 2, bc: 1 });
+    assert_eq!(Grid::auto((40, 4000, 40), 4), Grid { mb: 40, nb: 1000, br: 1, bc: 4 });
+    // At least as many blocks as participants whenever the shape allows.
+    for p in 2..=16 {
+        for (m, n) in [(1000, 1000), (513, 4000), (4000, 65), (300, 300)] {
+            let g = Grid::auto((m, n, 256), p);
+            assert!(g.br * g.bc >= p.min((m / 64) * (n / 64)), "p={p} {m}x{n}: {g:?}");
+            assert!(g.mb * g.br >= m && g.nb * g.bc >= n && (g.br - 1) * g.mb < m && (g.bc - 1) * g.nb < n);
+        }
+    }
+}
