@@ -4,10 +4,10 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 # Debian packages the build and the tests need.
-APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ gfortran make libomp-dev fonts-dejavu-core libopenblas0-pthread libopenblas-serial-dev
+APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ gfortran make libomp-dev fonts-dejavu-core libopenblas0-pthread libopenblas-serial-dev python3-numpy python3-scipy
 LOOM_MAX_PREEMPTIONS ?= 3
 
-.PHONY: all deps build omp demo test test-rust test-loom test-c test-omp bench clean tsan
+.PHONY: all deps build omp demo test test-rust test-loom test-c test-omp test-lapack bench clean tsan
 
 all: build
 
@@ -35,7 +35,7 @@ demo: build
 	./target/release/herd pmo --quick --json out/pmo-quick.json --plot out/pmo-quick.svg
 	@echo "chart written to out/pmo-quick.svg, data to out/pmo-quick.json"
 
-test: deps test-rust test-loom test-c test-omp
+test: deps test-rust test-loom test-c test-omp test-lapack
 	@echo "make test: all suites passed"
 
 test-rust:
@@ -62,6 +62,13 @@ test-c:
 test-omp: omp
 	bash crates/herd-omp/tests/c/run.sh --reference --lib target/release/libherd_omp.so --gomp-dir target/release/gomp
 	bash crates/herd-omp/tests/symbol_versions.sh target/release/gomp
+
+# herd's LAPACK/BLAS C ABI (target/release/libherd_lapack.so) used by a C
+# program, an unmodified Fortran program and NumPy/SciPy, with herd preloaded
+# in front of the system LAPACK; results compared with the system library's.
+test-lapack: deps
+	$(CARGO) build --release -p herd-lapack
+	bash crates/herd-lapack/tests/run.sh target/release/libherd_lapack.so
 
 bench: build
 	./bench/run.sh

@@ -1,0 +1,317 @@
+//! The entry points called as C and Fortran call them: results against faer
+//! and herd-la's checks, LAPACK's `INFO` codes for bad arguments, both
+//! layouts of the C interfaces.
+
+use faer::Mat;
+use herd_la::{random_matrix, random_spd, residual};
+use herd_lapack::blas::dgemm_;
+use herd_lapack::cblas::{self, cblas_dgemm};
+use herd_lapack::lapack::dpotrf_;
+use herd_lapack::lapacke::{self, LAPACKE_dpotrf, LAPACKE_dpotrf_work};
+use std::ffi::c_char;
+
+/// A matrix stored column-major with leading dimension `ld ≥ rows`, padding
+/// filled with a sentinel that must survive every call.
+struct Padded {
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    data: Vec<f64>,
+}
+
+const SENTINEL: f64 = -7.25e300;
+
+impl Padded {
+    fn new(m: &Mat<f64>, ld: usize) -> Padded {
+        let (rows, cols) = (m.nrows(), m.ncols());
+        let mut data = vec![SENTINEL; ld * cols.max(1)];
+        for j in 0..cols {
+            for i in 0..rows {
+                data[i + j * ld] = m[(i, j)];
+            }
+        }
+        Padded { rows, cols, ld, data }
+    }
+    fn mat(&self) -> Mat<f64> {
+        Mat::from_fn(self.rows, self.cols, |i, j| self.data[i + j * self.ld])
+    }
+    fn padding_intact(&self) -> bool {
+        (0..self.cols).all(|j| (self.rows..self.ld).all(|i| self.data[i + j * self.ld] == SENTINEL))
+    }
+    fn ld(&self) -> i32 {
+        self.ld as i32
+    }
+}
+
+fn ch(c: u8) -> c_char {
+    c as c_char
+}
+
+fn max_abs_diff(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
+    assert_eq!((a.nrows(), a.ncols()), (b.nrows(), b.ncols()));
+    let mut d = 0.0f64;
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            d = d.max((a[(i, j)] - b[(i, j)]).abs());
+        }
+    }
+    d
+}
+
+/// `α·op(A)·op(B) + β·C` by the definition.
+fn gemm_ref(ta: bool, tb: bool, alpha: f64, a: &Mat<f64>, b: &Mat<f64>, beta: f64, c: &Mat<f64>) -> Mat<f64> {
+    let opa = |i: usize, l: usize| if ta { a[(l, i)] } else { a[(i, l)] };
+    let opb = |l: usize, j: usize| if tb { b[(j, l)] } else { b[(l, j)] };
+    let k = if ta { a.nrows() } else { a.ncols() };
+    Mat::from_fn(c.nrows(), c.ncols(), |i, j| {
+        let s: f64 = (0..k).map(|l| opa(i, l) * opb(l, j)).sum();
+        alpha * s + if beta == 0.0 { 0.0 } else { beta * c[(i, j)] }
+    })
+}
+
+#[test]
+fn dgemm_matches_the_definition_for_every_transpose_and_odd_leading_dimensions() {
+    for &(m, n, k) in &[(1, 1, 1), (7, 5, 3), (65, 64, 66), (200, 130, 90), (3, 0, 4), (0, 3, 4), (4, 3, 0)] {
+        for (ta, tb) in [(b'N', b'N'), (b'T', b'N'), (b'n', b't'), (b'C', b'T')] {
+            let (ta_t, tb_t) = (!ta.eq_ignore_ascii_case(&b'N'), !tb.eq_ignore_ascii_case(&b'N'));
+            let a = if ta_t { random_matrix(k, m, 1) } else { random_matrix(m, k, 1) };
+            let b = if tb_t { random_matrix(n, k, 2) } else { random_matrix(k, n, 2) };
+            let c0 = random_matrix(m, n, 3);
+            let (pa, pb) = (Padded::new(&a, a.nrows() + 3), Padded::new(&b, b.nrows() + 1));
+            let mut pc = Padded::new(&c0, m + 2);
+            let (alpha, beta) = (0.75, -1.5);
+            let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+            // SAFETY: every buffer holds its shape at its leading dimension.
+            unsafe {
+                dgemm_(
+                    &ch(ta),
+                    &ch(tb),
+                    &mi,
+                    &ni,
+                    &ki,
+                    &alpha,
+                    pa.data.as_ptr(),
+                    &pa.ld(),
+                    pb.data.as_ptr(),
+                    &pb.ld(),
+                    &beta,
+                    pc.data.as_mut_ptr(),
+                    &pc.ld(),
+                )
+            };
+            let want = gemm_ref(ta_t, tb_t, alpha, &a, &b, beta, &c0);
+            let tol = 1e-13 * (k.max(1) as f64);
+            assert!(max_abs_diff(&pc.mat(), &want) <= tol, "dgemm {m}x{n}x{k} {}{}", ta as char, tb as char);
+            assert!(pc.padding_intact());
+        }
+    }
+}
+
+#[test]
+fn dgemm_beta_zero_ignores_nan_in_c_and_bad_arguments_leave_c_untouched() {
+    let (a, b) = (Padded::new(&random_matrix(4, 3, 1), 4), Padded::new(&random_matrix(3, 5, 2), 3));
+    let mut c = vec![f64::NAN; 20];
+    let (m, n, k, ld_a, ld_b, ld_c) = (4, 5, 3, 4, 3, 4);
+    // SAFETY: the buffers hold the shapes given.
+    unsafe {
+        dgemm_(
+            &ch(b'N'),
+            &ch(b'N'),
+            &m,
+            &n,
+            &k,
+            &1.0,
+            a.data.as_ptr(),
+            &ld_a,
+            b.data.as_ptr(),
+            &ld_b,
+            &0.0,
+            c.as_mut_ptr(),
+            &ld_c,
+        )
+    };
+    assert!(c.iter().all(|x| x.is_finite()));
+    // A bad TRANSA, a negative K, an LDC below M: C is not written.
+    let mut c2 = vec![3.0; 20];
+    for (ta, kk, ldc) in [(b'X', 3, 4), (b'N', -1, 4), (b'N', 3, 3)] {
+        // SAFETY: as above; the call returns before reading anything.
+        unsafe {
+            dgemm_(
+                &ch(ta),
+                &ch(b'N'),
+                &m,
+                &n,
+                &kk,
+                &1.0,
+                a.data.as_ptr(),
+                &ld_a,
+                b.data.as_ptr(),
+                &ld_b,
+                &0.0,
+                c2.as_mut_ptr(),
+                &ldc,
+            )
+        };
+        assert!(c2.iter().all(|&x| x == 3.0));
+    }
+}
+
+#[test]
+fn cblas_dgemm_row_major_is_the_row_major_product() {
+    let (m, n, k) = (37, 23, 19);
+    // Row-major A (m×k, lda = k + 2), B (k×n, ldb = n), C (m×n, ldc = n + 1).
+    let (lda, ldb, ldc) = (k + 2, n, n + 1);
+    let a: Vec<f64> = (0..m * lda).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
+    let b: Vec<f64> = (0..k * ldb).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+    let mut c = vec![1.0; m * ldc];
+    // SAFETY: the row-major buffers hold their shapes.
+    unsafe {
+        cblas_dgemm(
+            cblas::ROW_MAJOR,
+            111,
+            111,
+            m as i32,
+            n as i32,
+            k as i32,
+            2.0,
+            a.as_ptr(),
+            lda as i32,
+            b.as_ptr(),
+            ldb as i32,
+            0.5,
+            c.as_mut_ptr(),
+            ldc as i32,
+        )
+    };
+    for i in 0..m {
+        for j in 0..n {
+            let s: f64 = (0..k).map(|l| a[i * lda + l] * b[l * ldb + j]).sum();
+            assert_eq!(c[i * ldc + j], 2.0 * s + 0.5, "({i}, {j})");
+        }
+        assert_eq!(c[i * ldc + n], 1.0, "padding of row {i}");
+    }
+}
+
+/// `dpotrf_` on `a` (padded to `ld`) with `uplo`; the INFO and the result.
+fn dpotrf(uplo: u8, a: &Mat<f64>, ld: usize) -> (i32, Padded) {
+    let mut p = Padded::new(a, ld);
+    let n = a.nrows() as i32;
+    let mut info = 12345;
+    // SAFETY: `p` holds n columns of `ld` values.
+    unsafe { dpotrf_(&ch(uplo), &n, p.data.as_mut_ptr(), &p.ld(), &mut info) };
+    (info, p)
+}
+
+#[test]
+fn dpotrf_factors_both_triangles_in_place_and_leaves_the_other_alone() {
+    for &n in &[0usize, 1, 2, 7, 64, 65, 129, 513, 1000] {
+        let a = random_spd(n, n as u64 + 1);
+        for uplo in [b'L', b'U', b'l', b'u'] {
+            let (info, p) = dpotrf(uplo, &a, n + 3);
+            assert_eq!(info, 0, "n = {n}, uplo {}", uplo as char);
+            assert!(p.padding_intact());
+            let f = p.mat();
+            let lower = uplo.eq_ignore_ascii_case(&b'L');
+            // The other triangle keeps the input.
+            for j in 0..n {
+                for i in 0..n {
+                    if (lower && i < j) || (!lower && i > j) {
+                        assert_eq!(f[(i, j)], a[(i, j)], "n = {n}: ({i}, {j}) changed");
+                    }
+                }
+            }
+            let l = if lower { f.clone() } else { f.transpose().to_owned() };
+            let r = residual(a.as_ref(), l.as_ref()).unwrap();
+            assert!(r < 30.0, "n = {n}, uplo {}: residual {r}", uplo as char);
+        }
+    }
+}
+
+#[test]
+fn dpotrf_reports_the_first_failing_minor_and_bad_arguments() {
+    // Leading minor of order 3 not positive definite (tiled path and kernel path).
+    for &n in &[10usize, 300] {
+        let mut a = random_spd(n, 5);
+        a[(2, 2)] = -1.0;
+        let (info, _) = dpotrf(b'L', &a, n);
+        assert_eq!(info, 3, "n = {n}");
+        // A NaN at (r, c), r > c: column r's pivot is the first it reaches.
+        let mut b = random_spd(n, 6);
+        b[(7, 4)] = f64::NAN;
+        b[(4, 7)] = f64::NAN;
+        assert_eq!(dpotrf(b'L', &b, n).0, 8, "n = {n}");
+        assert_eq!(dpotrf(b'U', &b, n).0, 8, "n = {n}");
+    }
+    let a = random_spd(4, 1);
+    let mut p = Padded::new(&a, 4);
+    let mut info = 0;
+    // SAFETY: `p` holds the 4×4 matrix; the bad arguments are caught first.
+    unsafe {
+        dpotrf_(&ch(b'X'), &4, p.data.as_mut_ptr(), &4, &mut info);
+        assert_eq!(info, -1);
+        dpotrf_(&ch(b'L'), &-1, p.data.as_mut_ptr(), &4, &mut info);
+        assert_eq!(info, -2);
+        dpotrf_(&ch(b'L'), &4, p.data.as_mut_ptr(), &3, &mut info);
+        assert_eq!(info, -4);
+        dpotrf_(&ch(b'L'), &4, p.data.as_mut_ptr(), std::ptr::null(), &mut info);
+        assert_eq!(info, -4);
+    }
+    assert_eq!(p.mat(), a, "a bad argument leaves A alone");
+}
+
+#[test]
+fn lapacke_dpotrf_both_layouts_nan_check_and_argument_numbers() {
+    let n = 150;
+    let a = random_spd(n, 9);
+    // Column-major through LAPACKE equals dpotrf_.
+    let (_, want) = dpotrf(b'L', &a, n);
+    let mut col = Padded::new(&a, n);
+    // SAFETY: `col` holds n columns of n.
+    let info =
+        unsafe { LAPACKE_dpotrf(lapacke::COL_MAJOR, ch(b'L'), n as i32, col.data.as_mut_ptr(), n as i32) };
+    assert_eq!(info, 0);
+    assert_eq!(col.mat(), want.mat());
+    // Row-major 'L' of A is column-major 'U' of Aᵀ = A: the same numbers
+    // land transposed.
+    let mut row: Vec<f64> = (0..n * n).map(|x| a[(x / n, x % n)]).collect();
+    // SAFETY: `row` holds n rows of n.
+    let info = unsafe { LAPACKE_dpotrf(lapacke::ROW_MAJOR, ch(b'L'), n as i32, row.as_mut_ptr(), n as i32) };
+    assert_eq!(info, 0);
+    let l = Mat::from_fn(n, n, |i, j| if i >= j { row[i * n + j] } else { 0.0 });
+    assert!(residual(a.as_ref(), l.as_ref()).unwrap() < 30.0);
+    // NaN in the referenced triangle: −4 without touching A; in the other
+    // triangle: ignored by the check.
+    let mut bad = Padded::new(&a, n);
+    bad.data[5] = f64::NAN; // (5, 0): lower triangle
+    let before = bad.data.clone();
+    // SAFETY: as above.
+    let info =
+        unsafe { LAPACKE_dpotrf(lapacke::COL_MAJOR, ch(b'L'), n as i32, bad.data.as_mut_ptr(), n as i32) };
+    assert_eq!(info, -4);
+    assert!(before.iter().zip(&bad.data).all(|(x, y)| x.to_bits() == y.to_bits()));
+    // SAFETY: as above.
+    let info =
+        unsafe { LAPACKE_dpotrf(lapacke::COL_MAJOR, ch(b'U'), n as i32, bad.data.as_mut_ptr(), n as i32) };
+    assert_eq!(info, 0);
+    // Argument numbers count matrix_layout as the first.
+    // SAFETY: the bad arguments are caught before `a` is read.
+    unsafe {
+        assert_eq!(LAPACKE_dpotrf_work(7, ch(b'L'), 4, col.data.as_mut_ptr(), 4), -1);
+        assert_eq!(LAPACKE_dpotrf_work(lapacke::COL_MAJOR, ch(b'Q'), 4, col.data.as_mut_ptr(), 4), -2);
+        assert_eq!(LAPACKE_dpotrf_work(lapacke::COL_MAJOR, ch(b'L'), -4, col.data.as_mut_ptr(), 4), -3);
+        assert_eq!(LAPACKE_dpotrf_work(lapacke::ROW_MAJOR, ch(b'L'), 4, col.data.as_mut_ptr(), 3), -5);
+    }
+}
+
+#[test]
+fn calls_are_counted_per_thread() {
+    let name = c"dpotrf";
+    // SAFETY: NUL-terminated names.
+    let before = unsafe { herd_lapack::ffi::herd_lapack_calls(name.as_ptr()) };
+    dpotrf(b'L', &random_spd(3, 1), 3);
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(herd_lapack::ffi::herd_lapack_calls(name.as_ptr()), before + 1);
+        assert_eq!(herd_lapack::ffi::herd_lapack_calls(c"dsomething".as_ptr()), -1);
+    }
+}

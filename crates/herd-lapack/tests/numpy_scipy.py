@@ -1,0 +1,142 @@
+"""NumPy and SciPy on herd: Debian's python3-numpy/python3-scipy call the system
+liblapack.so.3/libblas.so.3; with libherd_lapack.so preloaded, the routines it
+defines must reach herd and give the system library's results.
+
+    python3 numpy_scipy.py save REF.npz        # without herd: the reference
+    LD_PRELOAD=.../libherd_lapack.so \\
+    python3 numpy_scipy.py check REF.npz       # with herd: compared, and every
+                                               # routine's calls counted
+
+Each case computes its results and checks them on their own (LAPACK-style
+scaled residuals); `check` also compares them with the reference run's and
+asks libherd_lapack.so how many calls of each routine reached it.
+"""
+
+import ctypes
+import sys
+
+import numpy as np
+import scipy.linalg as sl
+from scipy.linalg import blas as sblas
+
+EPS = np.finfo(float).eps
+SIZES = [1, 2, 7, 64, 65, 300, 513]
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def spd(n, seed):
+    a = rng(seed).standard_normal((n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+def scaled(num, den, n):
+    """A LAPACK test ratio: ||residual|| / (||A|| * n * eps)."""
+    return 0.0 if num == 0 else num / (max(den, np.finfo(float).tiny) * max(n, 1) * EPS)
+
+
+def case_numpy_cholesky(out):
+    for n in SIZES:
+        a = spd(n, n)
+        lo = np.linalg.cholesky(a)
+        r = scaled(np.linalg.norm(lo @ lo.T - a), np.linalg.norm(a), n)
+        assert r < 30, f"numpy cholesky n={n}: residual {r}"
+        out[f"np_chol_{n}"] = lo
+    return {"dpotrf": len(SIZES)}
+
+
+def case_scipy_cholesky(out):
+    for n in SIZES:
+        a = spd(n, n + 100)
+        for lower in (True, False):
+            c = sl.cholesky(a, lower=lower)
+            f = c if lower else c.T
+            r = scaled(np.linalg.norm(f @ f.T - a), np.linalg.norm(a), n)
+            assert r < 30, f"scipy cholesky n={n} lower={lower}: residual {r}"
+            out[f"sp_chol_{n}_{lower}"] = c
+    # Not positive definite: SciPy's message carries LAPACK's INFO.
+    a = spd(40, 3)
+    a[4, 4] = -1.0
+    try:
+        sl.cholesky(a, lower=True)
+        raise AssertionError("an indefinite matrix was factored")
+    except np.linalg.LinAlgError as e:
+        assert "5" in str(e), f"expected the leading minor of order 5: {e}"
+    return {"dpotrf": 2 * len(SIZES) + 1}
+
+
+def case_gemm(out):
+    calls = 0
+    for (m, n, k) in [(1, 1, 1), (7, 5, 3), (65, 64, 66), (300, 200, 250)]:
+        g = rng(m + n + k)
+        a, b = g.standard_normal((m, k)), g.standard_normal((k, n))
+        c = a @ b  # numpy: cblas_dgemm (row-major)
+        out[f"np_gemm_{m}_{n}_{k}"] = c
+        for ta in (0, 1):
+            for tb in (0, 1):
+                aa = np.asfortranarray(a.T if ta else a)
+                bb = np.asfortranarray(b.T if tb else b)
+                cc = sblas.dgemm(2.0, aa, bb, trans_a=ta, trans_b=tb)  # Fortran dgemm_
+                err = np.abs(cc - 2.0 * c).max()
+                bound = 4 * k * EPS * 2.0 * (np.abs(a) @ np.abs(b)).max()
+                assert err <= bound, f"dgemm {m}x{n}x{k} ta={ta} tb={tb}: error {err} > {bound}"
+                calls += 1
+        calls += 1
+    return {"dgemm": calls}
+
+
+CASES = [case_numpy_cholesky, case_scipy_cholesky, case_gemm]
+
+
+def herd_calls():
+    lib = ctypes.CDLL(None)
+    try:
+        f = lib.herd_lapack_calls
+    except AttributeError:
+        return None
+    f.restype = ctypes.c_int64
+    f.argtypes = [ctypes.c_char_p]
+    return lambda name: f(name.encode())
+
+
+def main():
+    mode, path = sys.argv[1], sys.argv[2]
+    counts = herd_calls()
+    if mode == "check" and counts is None:
+        sys.exit("libherd_lapack.so is not loaded (LD_PRELOAD it)")
+    out, failures = {}, []
+    for case in CASES:
+        before = {}
+        expected = {}
+        try:
+            if counts:
+                before = {r: counts(r) for r in ("dgemm", "dpotrf", "dgetrf", "dgeqrf", "dorgqr", "dsygv")}
+            expected = case(out)
+        except AssertionError as e:
+            failures.append(f"{case.__name__}: {e}")
+            continue
+        if counts:
+            for routine, at_least in expected.items():
+                got = counts(routine) - before[routine]
+                if got < at_least:
+                    failures.append(f"{case.__name__}: {got} {routine} calls reached herd, expected {at_least}")
+        print(f"{case.__name__}: ok")
+    if mode == "save":
+        np.savez(path, **out)
+    else:
+        ref = np.load(path)
+        for key, value in out.items():
+            want = ref[key]
+            scale = max(np.abs(want).max(), 1.0) if want.size else 1.0
+            err = np.abs(value - want).max() / scale if want.size else 0.0
+            if err > 1e-10:
+                failures.append(f"{key}: herd differs from the system library by {err:.2e} (relative)")
+        print(f"{len(out)} results compared with the system library's")
+    if failures:
+        sys.exit("FAILED:\n  " + "\n  ".join(failures))
+
+
+if __name__ == "__main__":
+    main()
