@@ -1,0 +1,95 @@
+//! A block of `w` consecutive reflectors in compact-WY form
+//! (`H₀·H₁···H_{w−1} = I − V·T·Vᵀ`, Schreiber and Van Loan) and its
+//! application to a matrix with matrix products (LAPACK's `dlarft` and
+//! `dlarfb` for `DIRECT = 'F'`, `STOREV = 'C'`). Sequential: callers spread
+//! blocks of the target over the herd pool.
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatMut, MatRef, Par};
+
+use crate::Op;
+
+/// `V` (explicit: ones on the diagonal, zeros above) and the upper
+/// triangular `T` of `w` reflectors whose vectors have `r` rows.
+pub(crate) struct Block {
+    /// `r × w`, unit lower trapezoidal, stored in full.
+    v: Mat<f64>,
+    /// `w × w`, upper triangular (zeros below), `T[i, i] = tau[i]`.
+    t: Mat<f64>,
+}
+
+impl Block {
+    /// The block of the reflectors stored below the diagonal of the first
+    /// `tau.len()` columns of `a` (`r × ≥w`, `w = tau.len() ≤ r`, as `geqrf`
+    /// leaves them; any strides), with their `tau`: `V` copied out, `T` formed
+    /// as `dlarft` does — `T[..i, i] = −tau[i]·T[..i, ..i]·(V[:, ..i]ᵀ·v_i)`,
+    /// column `i` zero when `tau[i] = 0`.
+    pub(crate) fn from_panel(a: MatRef<'_, f64>, tau: &[f64]) -> Block {
+        let (r, w) = (a.nrows(), tau.len());
+        let v = Mat::from_fn(r, w, |i, j| match i.cmp(&j) {
+            std::cmp::Ordering::Less => 0.0,
+            std::cmp::Ordering::Equal => 1.0,
+            std::cmp::Ordering::Greater => a[(i, j)],
+        });
+        let mut g = Mat::zeros(w, w);
+        matmul(g.as_mut(), Accum::Replace, v.as_ref().transpose(), v.as_ref(), 1.0, Par::Seq);
+        let mut t = Mat::<f64>::zeros(w, w);
+        for i in 0..w {
+            if tau[i] == 0.0 {
+                continue;
+            }
+            for row in 0..i {
+                let s: f64 = (row..i).map(|c| t[(row, c)] * g[(c, i)]).sum();
+                t[(row, i)] = -tau[i] * s;
+            }
+            t[(i, i)] = tau[i];
+        }
+        Block { v, t }
+    }
+
+    /// Reflectors in the block.
+    pub(crate) fn width(&self) -> usize {
+        self.v.ncols()
+    }
+
+    /// Rows of the reflectors' vectors.
+    pub(crate) fn rows(&self) -> usize {
+        self.v.nrows()
+    }
+
+    /// `C ← op(H)·C` for the `r × nc` view `c`, `H = I − V·T·Vᵀ`:
+    /// `W = Vᵀ·C`, `W ← op(T)·W`, `C −= V·W`.
+    pub(crate) fn apply_left(&self, op: Op, c: MatMut<'_, f64>) {
+        let (v, w) = (self.v.as_ref(), self.v.ncols());
+        if w == 0 || c.ncols() == 0 {
+            return;
+        }
+        let mut x = Mat::zeros(w, c.ncols());
+        matmul(x.as_mut(), Accum::Replace, v.transpose(), c.as_ref(), 1.0, Par::Seq);
+        let mut y = Mat::zeros(w, c.ncols());
+        matmul(y.as_mut(), Accum::Replace, self.op_t(op), x.as_ref(), 1.0, Par::Seq);
+        matmul(c, Accum::Add, v, y.as_ref(), -1.0, Par::Seq);
+    }
+
+    /// `C ← C·op(H)` for the `nr × r` view `c`: `W = C·V`, `W ← W·op(T)`,
+    /// `C −= W·Vᵀ`.
+    pub(crate) fn apply_right(&self, op: Op, c: MatMut<'_, f64>) {
+        let (v, w) = (self.v.as_ref(), self.v.ncols());
+        if w == 0 || c.nrows() == 0 {
+            return;
+        }
+        let mut x = Mat::zeros(c.nrows(), w);
+        matmul(x.as_mut(), Accum::Replace, c.as_ref(), v, 1.0, Par::Seq);
+        let mut y = Mat::zeros(c.nrows(), w);
+        matmul(y.as_mut(), Accum::Replace, x.as_ref(), self.op_t(op), 1.0, Par::Seq);
+        matmul(c, Accum::Add, y.as_ref(), v.transpose(), -1.0, Par::Seq);
+    }
+
+    /// `T` or `Tᵀ`.
+    fn op_t(&self, op: Op) -> MatRef<'_, f64> {
+        match op {
+            Op::NoTrans => self.t.as_ref(),
+            Op::Trans => self.t.as_ref().transpose(),
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! `geqrf`'s schedule: blocked right-looking Householder QR with a look-ahead
+//! of one panel, on the herd pool.
+//!
+//! Step `s` holds panel `s` factored and its block reflector `(V, T)`
+//! formed. One [`herd::join`] then runs, side by side,
+//! * the critical path: panel `s + 1`'s columns updated (`C ← Hᵀ·C`), its
+//!   lower part factored ([`panel`], recursive) and its `(V, T)` formed;
+//! * the rest of the trailing matrix updated by `Hᵀ`, cut into column blocks
+//!   ([`for_cols`]) that the other participants (and the first one, once
+//!   its panel is done) take.
+//!
+//! So the panel, sequential by nature, overlaps with the `O(mn·nb)` update
+//! instead of idling all but one participant, as in the ATLAS paper's LU/QR
+//! with look-ahead. A fork–join per step rather than a herd-flow graph: the
+//! output must be LAPACK's (one reflector per column of the whole panel, not
+//! the TS/TT tile kernels' tree), so the panel spans all the rows below the
+//! diagonal, and a graph over column blocks would only express this same
+//! one-step look-ahead; its join per step costs `O(log P)`, not `O(P)`.
+
+use faer::MatMut;
+
+use super::block::Block;
+use super::householder::panel;
+use super::split::{for_cols, piece};
+use crate::Op;
+
+/// Narrowest column block of the trailing update: below this, the packing of
+/// `V` for each block's products outweighs its arithmetic.
+const MIN_UPDATE_COLS: usize = 32;
+
+/// `C ← Hᵀ·C` for the block `blk`, `C`'s columns spread over the pool.
+fn update(blk: &Block, c: MatMut<'_, f64>) {
+    let width = piece(c.ncols(), MIN_UPDATE_COLS);
+    for_cols(c, width, &|cols: MatMut<'_, f64>, _| blk.apply_left(Op::Trans, cols));
+}
+
+/// The QR of the column-major `a` (`m × n`) in panels of `nb` columns,
+/// `tau[..min(m, n)]` written (`tau.len() ≥ min(m, n)`, `nb ≥ 1`).
+pub(crate) fn geqrf_blocked(a: MatMut<'_, f64>, tau: &mut [f64], nb: usize) {
+    let k = a.nrows().min(a.ncols());
+    if k == 0 {
+        return;
+    }
+    let b0 = nb.min(k);
+    let (mut first, mut trailing) = a.split_at_col_mut(b0);
+    let (tau0, mut tau_rest) = tau[..k].split_at_mut(b0);
+    panel(first.as_mut(), tau0);
+    let mut blk = Block::from_panel(first.as_ref(), tau0);
+    let mut done = b0;
+    while trailing.ncols() > 0 {
+        let b = blk.width();
+        let next_w = nb.min(k - done);
+        if next_w == 0 {
+            // m < n: no rows left for another panel; the last columns only
+            // receive the update.
+            update(&blk, trailing);
+            break;
+        }
+        let (mut next, mut others) = trailing.split_at_col_mut(next_w);
+        let (tau_next, tau_after) = std::mem::take(&mut tau_rest).split_at_mut(next_w);
+        let (next_blk, ()) = herd::join(
+            || {
+                blk.apply_left(Op::Trans, next.as_mut());
+                let mut low = next.as_mut().split_at_row_mut(b).1;
+                panel(low.as_mut(), tau_next);
+                Block::from_panel(low.as_ref(), tau_next)
+            },
+            || update(&blk, others.as_mut()),
+        );
+        trailing = others.split_at_row_mut(b).1;
+        tau_rest = tau_after;
+        blk = next_blk;
+        done += next_w;
+    }
+}
