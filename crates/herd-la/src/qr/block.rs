@@ -47,6 +47,38 @@ impl Block {
         Block { v, t }
     }
 
+    /// The block of `w₁ + w₂` consecutive reflectors from the blocks `first`
+    /// (the first `w₁`, vectors of `r` rows) and `second` (the next `w₂`,
+    /// vectors from row `w₁`: `V = [V₁, (0; V₂)]`), as
+    /// `dgeqrt3` joins them: `T = [T₁, −T₁·(V₁ᵀ·V₂)·T₂; 0, T₂]` — only the
+    /// coupling `V₁ᵀ·V₂` is a product over the rows, `2·(r − w₁)·w₁·w₂`
+    /// flops instead of forming `T` anew.
+    pub(crate) fn join(first: &Block, second: &Block) -> Block {
+        let (w1, w2) = (first.width(), second.width());
+        let w = w1 + w2;
+        let r = first.rows();
+        let mut x = Mat::zeros(w1, w2);
+        let v1_low = first.v.as_ref().subrows(w1, r - w1);
+        matmul(x.as_mut(), Accum::Replace, v1_low.transpose(), second.v.as_ref(), 1.0, Par::Seq);
+        let mut y = Mat::zeros(w1, w2);
+        matmul(y.as_mut(), Accum::Replace, first.t.as_ref(), x.as_ref(), 1.0, Par::Seq);
+        let mut t = Mat::zeros(w, w);
+        t.as_mut().submatrix_mut(0, 0, w1, w1).copy_from(&first.t);
+        t.as_mut().submatrix_mut(w1, w1, w2, w2).copy_from(&second.t);
+        matmul(
+            t.as_mut().submatrix_mut(0, w1, w1, w2),
+            Accum::Replace,
+            y.as_ref(),
+            second.t.as_ref(),
+            -1.0,
+            Par::Seq,
+        );
+        let mut v = Mat::zeros(r, w);
+        v.as_mut().subcols_mut(0, w1).copy_from(&first.v);
+        v.as_mut().submatrix_mut(w1, w1, r - w1, w2).copy_from(&second.v);
+        Block { v, t }
+    }
+
     /// Reflectors in the block.
     pub(crate) fn width(&self) -> usize {
         self.v.ncols()

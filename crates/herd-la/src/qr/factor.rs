@@ -44,8 +44,7 @@ pub(crate) fn geqrf_blocked(a: MatMut<'_, f64>, tau: &mut [f64], nb: usize) {
     let b0 = nb.min(k);
     let (mut first, mut trailing) = a.split_at_col_mut(b0);
     let (tau0, mut tau_rest) = tau[..k].split_at_mut(b0);
-    panel(first.as_mut(), tau0);
-    let mut blk = Block::from_panel(first.as_ref(), tau0);
+    let mut blk = panel(first.as_mut(), tau0);
     let mut done = b0;
     while trailing.ncols() > 0 {
         let b = blk.width();
@@ -62,8 +61,7 @@ pub(crate) fn geqrf_blocked(a: MatMut<'_, f64>, tau: &mut [f64], nb: usize) {
             || {
                 blk.apply_left(Op::Trans, next.as_mut());
                 let mut low = next.as_mut().split_at_row_mut(b).1;
-                panel(low.as_mut(), tau_next);
-                Block::from_panel(low.as_ref(), tau_next)
+                panel(low.as_mut(), tau_next)
             },
             || update(&blk, others.as_mut()),
         );

@@ -103,20 +103,24 @@ pub(crate) fn geqr2(mut a: MatMut<'_, f64>, tau: &mut [f64]) {
 }
 
 /// The QR of the column-major `r × w` panel `a` with `w ≤ r` (`tau[..w]`
-/// written), recursively: the left half factored, its reflectors applied to
-/// the right half as one block (`Qᵀ·C` with matrix products), the right
-/// half's lower part factored; [`geqr2`] at [`PANEL_LEAF`] columns or fewer.
-/// Sequential; the same reflectors as [`geqr2`] up to rounding.
-pub(crate) fn panel(a: MatMut<'_, f64>, tau: &mut [f64]) {
+/// written) and its block reflector, recursively as `dgeqrt3`: the left
+/// half factored, its block applied to the right half (`Qᵀ·C` with matrix
+/// products), the right half's lower part factored, and the two halves'
+/// `T` joined ([`Block::join`]); [`geqr2`] and `dlarft` at [`PANEL_LEAF`]
+/// columns or fewer. Sequential; the same reflectors as [`geqr2`] up to
+/// rounding.
+pub(crate) fn panel(mut a: MatMut<'_, f64>, tau: &mut [f64]) -> Block {
     let (r, w) = (a.nrows(), a.ncols());
     if w <= PANEL_LEAF || w > r {
-        geqr2(a, tau);
-        return;
+        let k = r.min(w);
+        geqr2(a.as_mut(), &mut tau[..k]);
+        return Block::from_panel(a.as_ref(), &tau[..k]);
     }
     let w1 = w / 2;
-    let (mut left, mut right) = a.split_at_col_mut(w1);
+    let (mut left, mut right) = a.as_mut().split_at_col_mut(w1);
     let (tau_l, tau_r) = tau.split_at_mut(w1);
-    panel(left.as_mut(), tau_l);
-    Block::from_panel(left.as_ref(), tau_l).apply_left(Op::Trans, right.as_mut());
-    panel(right.split_at_row_mut(w1).1, tau_r);
+    let first = panel(left.as_mut(), tau_l);
+    first.apply_left(Op::Trans, right.as_mut());
+    let second = panel(right.split_at_row_mut(w1).1, tau_r);
+    Block::join(&first, &second)
 }
