@@ -92,15 +92,35 @@ impl Block {
     /// `C ← op(H)·C` for the `r × nc` view `c`, `H = I − V·T·Vᵀ`:
     /// `W = Vᵀ·C`, `W ← op(T)·W`, `C −= V·W`.
     pub(crate) fn apply_left(&self, op: Op, c: MatMut<'_, f64>) {
-        let (v, w) = (self.v.as_ref(), self.v.ncols());
-        if w == 0 || c.ncols() == 0 {
+        if self.width() == 0 || c.ncols() == 0 {
             return;
         }
-        let mut x = Mat::zeros(w, c.ncols());
-        matmul(x.as_mut(), Accum::Replace, v.transpose(), c.as_ref(), 1.0, Par::Seq);
-        let mut y = Mat::zeros(w, c.ncols());
-        matmul(y.as_mut(), Accum::Replace, self.op_t(op), x.as_ref(), 1.0, Par::Seq);
-        matmul(c, Accum::Add, v, y.as_ref(), -1.0, Par::Seq);
+        let w = self.left_product(0, c.as_ref());
+        let y = self.times_t(op, w.as_ref());
+        self.subtract_left(0, y.as_ref(), c);
+    }
+
+    /// `V[row0.., :]ᵀ·C` for the `rows × nc` piece `c` of a target whose
+    /// row `row0` faces `V`'s row `row0`: one term of `W = Vᵀ·C` summed over
+    /// row pieces.
+    pub(crate) fn left_product(&self, row0: usize, c: MatRef<'_, f64>) -> Mat<f64> {
+        let mut x = Mat::zeros(self.width(), c.ncols());
+        let v = self.v.as_ref().subrows(row0, c.nrows());
+        matmul(x.as_mut(), Accum::Replace, v.transpose(), c, 1.0, Par::Seq);
+        x
+    }
+
+    /// `op(T)·W`.
+    pub(crate) fn times_t(&self, op: Op, w: MatRef<'_, f64>) -> Mat<f64> {
+        let mut y = Mat::zeros(self.width(), w.ncols());
+        matmul(y.as_mut(), Accum::Replace, self.op_t(op), w, 1.0, Par::Seq);
+        y
+    }
+
+    /// `C −= V[row0.., :]·Y` for the piece `c` starting at row `row0`.
+    pub(crate) fn subtract_left(&self, row0: usize, y: MatRef<'_, f64>, c: MatMut<'_, f64>) {
+        let v = self.v.as_ref().subrows(row0, c.nrows());
+        matmul(c, Accum::Add, v, y, -1.0, Par::Seq);
     }
 
     /// `C ← C·op(H)` for the `nr × r` view `c`: `W = C·V`, `W ← W·op(T)`,

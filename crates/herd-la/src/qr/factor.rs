@@ -6,8 +6,13 @@
 //! * the critical path: panel `s + 1`'s columns updated (`C ← Hᵀ·C`), its
 //!   lower part factored ([`panel`], recursive) and its `(V, T)` formed;
 //! * the rest of the trailing matrix updated by `Hᵀ`, cut into column blocks
-//!   ([`for_cols`]) that the other participants (and the first one, once
-//!   its panel is done) take.
+//!   (or row blocks with a reduction when it is narrow, [`apply_left_par`])
+//!   that the other participants (and the first one, once its panel is
+//!   done) take.
+//!
+//! The panel's own block products (and the next panel's update) are cut into
+//! row pieces the same way, so participants that finish their share of the
+//! update early steal pieces of the critical path instead of waiting.
 //!
 //! So the panel, sequential by nature, overlaps with the `O(mn·nb)` update
 //! instead of idling all but one participant, as in the ATLAS paper's LU/QR
@@ -21,17 +26,12 @@ use faer::MatMut;
 
 use super::block::Block;
 use super::householder::panel;
-use super::split::{for_cols, piece};
+use super::split::apply_left_par;
 use crate::Op;
 
-/// Narrowest column block of the trailing update: below this, the packing of
-/// `V` for each block's products outweighs its arithmetic.
-const MIN_UPDATE_COLS: usize = 32;
-
-/// `C ← Hᵀ·C` for the block `blk`, `C`'s columns spread over the pool.
+/// `C ← Hᵀ·C` for the block `blk`, spread over the pool.
 fn update(blk: &Block, c: MatMut<'_, f64>) {
-    let width = piece(c.ncols(), MIN_UPDATE_COLS);
-    for_cols(c, width, &|cols: MatMut<'_, f64>, _| blk.apply_left(Op::Trans, cols));
+    apply_left_par(blk, Op::Trans, c);
 }
 
 /// The QR of the column-major `a` (`m × n`) in panels of `nb` columns,
@@ -59,7 +59,7 @@ pub(crate) fn geqrf_blocked(a: MatMut<'_, f64>, tau: &mut [f64], nb: usize) {
         let (tau_next, tau_after) = std::mem::take(&mut tau_rest).split_at_mut(next_w);
         let (next_blk, ()) = herd::join(
             || {
-                blk.apply_left(Op::Trans, next.as_mut());
+                apply_left_par(&blk, Op::Trans, next.as_mut());
                 let mut low = next.as_mut().split_at_row_mut(b).1;
                 panel(low.as_mut(), tau_next)
             },

@@ -10,6 +10,7 @@
 use faer::MatMut;
 
 use super::block::Block;
+use super::split::apply_left_par;
 use crate::Op;
 
 /// Columns at or below which [`panel`] stops splitting and runs [`geqr2`]:
@@ -107,7 +108,8 @@ pub(crate) fn geqr2(mut a: MatMut<'_, f64>, tau: &mut [f64]) {
 /// half factored, its block applied to the right half (`Qᵀ·C` with matrix
 /// products), the right half's lower part factored, and the two halves'
 /// `T` joined ([`Block::join`]); [`geqr2`] and `dlarft` at [`PANEL_LEAF`]
-/// columns or fewer. Sequential; the same reflectors as [`geqr2`] up to
+/// columns or fewer. The block products are spread over the pool
+/// ([`apply_left_par`]); the same reflectors as [`geqr2`] up to
 /// rounding.
 pub(crate) fn panel(mut a: MatMut<'_, f64>, tau: &mut [f64]) -> Block {
     let (r, w) = (a.nrows(), a.ncols());
@@ -120,7 +122,7 @@ pub(crate) fn panel(mut a: MatMut<'_, f64>, tau: &mut [f64]) -> Block {
     let (mut left, mut right) = a.as_mut().split_at_col_mut(w1);
     let (tau_l, tau_r) = tau.split_at_mut(w1);
     let first = panel(left.as_mut(), tau_l);
-    first.apply_left(Op::Trans, right.as_mut());
+    apply_left_par(&first, Op::Trans, right.as_mut());
     let second = panel(right.split_at_row_mut(w1).1, tau_r);
     Block::join(&first, &second)
 }

@@ -4,7 +4,16 @@
 //! `MatMut` of its own, no locks) and run with [`herd::join`], so idle
 //! participants steal the larger pending halves.
 
-use faer::MatMut;
+use faer::{Mat, MatMut};
+
+use super::block::Block;
+use crate::Op;
+
+/// Narrowest column piece of a block reflector's target: below this, packing
+/// `V` for each piece's products outweighs its arithmetic.
+const MIN_COLS: usize = 32;
+/// Shortest row piece when the target is cut by rows (with a reduction).
+const MIN_ROWS: usize = 256;
 
 /// Pieces aimed at per participant: more than one, so that a participant
 /// delayed by the panel (or by another process) is relieved of whole pieces.
@@ -71,4 +80,37 @@ where
     let (mut l, r) = herd::join(|| map_range(start, mid, f), || map_range(mid, end, f));
     l.extend(r);
     l
+}
+
+/// `C ← op(H)·C` for the block `blk` (`C` with `blk.rows()` rows) on the
+/// current herd pool. `C`'s columns are independent, so with enough of them
+/// (two pieces of at least [`MIN_COLS`] per participant) they are cut into
+/// column pieces and nothing is shared. A tall, narrow `C` (a panel, the
+/// last columns, a tall-skinny matrix) is cut into row pieces instead:
+/// `W = Σ V_iᵀ·C_i` formed piece by piece in parallel and summed in piece
+/// order (deterministic for a given pool size), `Y = op(T)·W` once (`w² · nc`
+/// flops), then `C_i −= V_i·Y` in parallel.
+pub(crate) fn apply_left_par(blk: &Block, op: Op, c: MatMut<'_, f64>) {
+    let (r, nc) = (c.nrows(), c.ncols());
+    if blk.width() == 0 || nc == 0 {
+        return;
+    }
+    let participants = herd::current_num_threads().max(1);
+    if participants == 1 || nc >= 2 * participants * MIN_COLS || r < 2 * MIN_ROWS {
+        let width = piece(nc, MIN_COLS);
+        for_cols(c, width, &|cols: MatMut<'_, f64>, _| blk.apply_left(op, cols));
+        return;
+    }
+    let height = piece(r, MIN_ROWS);
+    let cr = c.as_ref();
+    let parts = par_map(r.div_ceil(height), &|i| {
+        let row0 = i * height;
+        blk.left_product(row0, cr.subrows(row0, height.min(r - row0)))
+    });
+    let mut w = Mat::<f64>::zeros(blk.width(), nc);
+    for p in &parts {
+        w += p;
+    }
+    let y = blk.times_t(op, w.as_ref());
+    for_rows(c, height, &|rows: MatMut<'_, f64>, row0| blk.subtract_left(row0, y.as_ref(), rows));
 }
