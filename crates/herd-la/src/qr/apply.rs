@@ -3,14 +3,16 @@
 //! target's columns (for `Q·C`, `Qᵀ·C`, and `orgqr`) or rows (for `C·Q`,
 //! `C·Qᵀ`) are independent, so they are cut into blocks spread over the herd
 //! pool, each block taking all the reflector blocks in turn: no barrier
-//! between reflector blocks. A target with fewer than [`UNBLOCKED_BELOW`]
+//! between reflector blocks. A target with too few of them to go round the
+//! participants gets the reflector blocks one after the other instead, each
+//! spread over row pieces of the target with a reduction. A target with fewer than [`UNBLOCKED_BELOW`]
 //! such columns (a probe vector) gets the reflectors one at a time
 //! (`dorm2r`), `O(m·k)` per column.
 
 use faer::{MatMut, MatRef};
 
 use super::block::Block;
-use super::split::{for_cols, for_rows, par_map, piece};
+use super::split::{apply_left_par, for_cols, for_rows, par_map, piece};
 use crate::{Op, Side};
 
 /// Targets with fewer independent columns (rows) than this get the
@@ -59,6 +61,25 @@ pub(crate) fn ormqr_blocked(
     }
     let blocks = blocks(a, tau, nb);
     let fwd = forward(side, op);
+    if independent < narrow_below() {
+        // Too few columns (rows) to keep every participant busy: the
+        // reflector blocks one after the other, each spread over row pieces
+        // of the target with a reduction. `C·op(H) = (op(H)ᵀ·Cᵀ)ᵀ`, and
+        // `op(H)ᵀ` is `H` with the other transpose.
+        let (mut target, op) = match side {
+            Side::Left => (c, op),
+            Side::Right => (c.transpose_mut(), flip(op)),
+        };
+        let each = |(kb, blk): &(usize, Block)| {
+            apply_left_par(blk, op, target.as_mut().subrows_mut(*kb, blk.rows()));
+        };
+        if fwd {
+            blocks.iter().for_each(each);
+        } else {
+            blocks.iter().rev().for_each(each);
+        }
+        return;
+    }
     let run = |mut target: MatMut<'_, f64>, _| {
         let each = |(kb, blk): &(usize, Block)| match side {
             Side::Left => blk.apply_left(op, target.as_mut().subrows_mut(*kb, blk.rows())),
@@ -77,6 +98,26 @@ pub(crate) fn ormqr_blocked(
     }
 }
 
+/// Targets with fewer independent columns (rows) than this are spread by
+/// row pieces of each reflector block instead of by column pieces: two
+/// pieces of [`MIN_PIECE`] per participant.
+fn narrow_below() -> usize {
+    let participants = herd::current_num_threads().max(1);
+    if participants == 1 {
+        0
+    } else {
+        2 * participants * MIN_PIECE
+    }
+}
+
+/// The other transpose.
+fn flip(op: Op) -> Op {
+    match op {
+        Op::NoTrans => Op::Trans,
+        Op::Trans => Op::NoTrans,
+    }
+}
+
 /// `a` (`m × n`, column-major, `k = tau.len() ≤ n ≤ m` reflectors in its
 /// first `k` columns) overwritten with the first `n` columns of `Q`: the
 /// reflector blocks copied out, `a` set to `I`, and `Q·I` formed column
@@ -86,6 +127,19 @@ pub(crate) fn ormqr_blocked(
 /// does.
 pub(crate) fn orgqr_blocked(a: MatMut<'_, f64>, tau: &[f64], nb: usize) {
     let blocks = if tau.is_empty() { Vec::new() } else { blocks(a.as_ref(), tau, nb) };
+    if a.ncols() < narrow_below() {
+        // Few columns: each reflector block spread over row pieces.
+        let mut q = a;
+        q.fill(0.0);
+        for j in 0..q.ncols() {
+            q[(j, j)] = 1.0;
+        }
+        for (kb, blk) in blocks.iter().rev() {
+            let cols = q.ncols() - kb;
+            apply_left_par(blk, Op::NoTrans, q.as_mut().submatrix_mut(*kb, *kb, blk.rows(), cols));
+        }
+        return;
+    }
     let width = piece(a.ncols(), MIN_PIECE);
     for_cols(a, width, &|mut q: MatMut<'_, f64>, col0| {
         q.fill(0.0);

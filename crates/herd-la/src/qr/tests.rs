@@ -169,8 +169,9 @@ fn ormqr_every_side_and_transpose_against_the_explicit_q() {
         let mut tau = vec![0.0; m.min(n)];
         p.install(|| Qr::new().block_size(nb).geqrf(qr.as_mut(), &mut tau)).expect("geqrf");
         let q = explicit_q(&qr, &tau, nb);
-        // nc = 3 takes the unblocked path, 50 the blocked one.
-        for nc in [3, 50] {
+        // On 2 participants nc = 3 takes the unblocked path, 50 the reflector
+        // blocks one by one over row pieces, 150 column pieces.
+        for nc in [3, 50, 150] {
             for side in [Side::Left, Side::Right] {
                 for op in [Op::NoTrans, Op::Trans] {
                     let c = match side {
