@@ -83,34 +83,60 @@ where
 }
 
 /// `C ← op(H)·C` for the block `blk` (`C` with `blk.rows()` rows) on the
-/// current herd pool. `C`'s columns are independent, so with enough of them
-/// (two pieces of at least [`MIN_COLS`] per participant) they are cut into
-/// column pieces and nothing is shared. A tall, narrow `C` (a panel, the
-/// last columns, a tall-skinny matrix) is cut into row pieces instead:
-/// `W = Σ V_iᵀ·C_i` formed piece by piece in parallel and summed in piece
-/// order (deterministic for a given pool size), `Y = op(T)·W` once (`w² · nc`
-/// flops), then `C_i −= V_i·Y` in parallel.
+/// current herd pool, `C` cut in two dimensions. Its columns are
+/// independent: with enough of them (two pieces of at least [`MIN_COLS`] per
+/// participant) they are cut into column pieces and nothing is shared.
+/// Otherwise (a panel, the last columns, a tall-skinny matrix) each column
+/// piece is also cut into row pieces of at least [`MIN_ROWS`], enough for
+/// about [`PIECES_PER_PARTICIPANT`] pieces per participant in all:
+/// `W = Σ V_iᵀ·C_i` formed piece by piece in parallel and summed pairwise
+/// up the same tree of joins (`O(log pieces)` deep, the same order for a
+/// given pool size), `Y = op(T)·W` once per column piece (`w²·nc` flops),
+/// then `C_i −= V_i·Y` in parallel.
 pub(crate) fn apply_left_par(blk: &Block, op: Op, c: MatMut<'_, f64>) {
     let (r, nc) = (c.nrows(), c.ncols());
     if blk.width() == 0 || nc == 0 {
         return;
     }
     let participants = herd::current_num_threads().max(1);
-    if participants == 1 || nc >= 2 * participants * MIN_COLS || r < 2 * MIN_ROWS {
-        let width = piece(nc, MIN_COLS);
+    if participants == 1 {
+        blk.apply_left(op, c);
+        return;
+    }
+    let target = PIECES_PER_PARTICIPANT * participants;
+    let col_pieces = nc.div_ceil(MIN_COLS).clamp(1, target);
+    let row_pieces =
+        if col_pieces >= 2 * participants { 1 } else { target.div_ceil(col_pieces).min(r / MIN_ROWS).max(1) };
+    let width = nc.div_ceil(col_pieces);
+    if row_pieces == 1 {
         for_cols(c, width, &|cols: MatMut<'_, f64>, _| blk.apply_left(op, cols));
         return;
     }
-    let height = piece(r, MIN_ROWS);
-    let cr = c.as_ref();
-    let parts = par_map(r.div_ceil(height), &|i| {
-        let row0 = i * height;
-        blk.left_product(row0, cr.subrows(row0, height.min(r - row0)))
+    let height = r.div_ceil(row_pieces);
+    for_cols(c, width, &|cols: MatMut<'_, f64>, _| {
+        let w = {
+            let cr = cols.as_ref();
+            par_sum(0, r.div_ceil(height), &|i| {
+                let row0 = i * height;
+                blk.left_product(row0, cr.subrows(row0, height.min(r - row0)))
+            })
+        };
+        let y = blk.times_t(op, w.as_ref());
+        for_rows(cols, height, &|rows: MatMut<'_, f64>, row0| blk.subtract_left(row0, y.as_ref(), rows));
     });
-    let mut w = Mat::<f64>::zeros(blk.width(), nc);
-    for p in &parts {
-        w += p;
+}
+
+/// `f(start) + … + f(end − 1)` (`start < end`), the terms computed in
+/// parallel and added pairwise as the joins return.
+fn par_sum<F>(start: usize, end: usize, f: &F) -> Mat<f64>
+where
+    F: Fn(usize) -> Mat<f64> + Sync,
+{
+    if end - start <= 1 {
+        return f(start);
     }
-    let y = blk.times_t(op, w.as_ref());
-    for_rows(c, height, &|rows: MatMut<'_, f64>, row0| blk.subtract_left(row0, y.as_ref(), rows));
+    let mid = start + (end - start) / 2;
+    let (mut l, r) = herd::join(|| par_sum(start, mid, f), || par_sum(mid, end, f));
+    l += &r;
+    l
 }

@@ -340,3 +340,29 @@ fn the_probe_sees_a_wrong_factor() {
     qr[(100, 120)] *= 1.0 + 1e-6;
     assert!(qr_residual_probe(a.as_ref(), qr.as_ref(), &tau, 1).expect("probe") > 100.0);
 }
+
+#[test]
+fn block_applied_by_row_and_column_pieces_matches_the_sequential_product() {
+    use super::block::Block;
+    use super::split::apply_left_par;
+    let (r, w) = (1100, 24);
+    let mut panel = random_matrix(r, w, 21);
+    let mut tau = vec![0.0; w];
+    super::householder::geqr2(panel.as_mut(), &mut tau);
+    let blk = Block::from_panel(panel.as_ref(), &tau);
+    for threads in [2, 3, 4] {
+        // 70 columns: a few column pieces, each cut into row pieces; 300:
+        // column pieces only; 5: one column piece of many row pieces.
+        for nc in [5, 70, 300] {
+            for op in [Op::NoTrans, Op::Trans] {
+                let c = random_matrix(r, nc, 22);
+                let mut want = c.clone();
+                blk.apply_left(op, want.as_mut());
+                let mut got = c.clone();
+                pool(threads).install(|| apply_left_par(&blk, op, got.as_mut()));
+                let d = fro((&got - &want).as_ref()) / (fro(c.as_ref()) * r as f64 * EPS);
+                assert!(d < 1.0, "{threads} threads, {nc} columns, {op:?}: {d}");
+            }
+        }
+    }
+}
