@@ -14,6 +14,10 @@ use crate::Op;
 const MIN_COLS: usize = 32;
 /// Shortest row piece when the target is cut by rows (with a reduction).
 const MIN_ROWS: usize = 256;
+/// Least work (flops) worth a piece of its own: about 0.1–0.2 ms of one
+/// core. Finer pieces gain nothing and, on a loaded machine, every join
+/// whose stolen half sits on a preempted participant stalls the step.
+const MIN_PIECE_FLOPS: usize = 1 << 23;
 
 /// Pieces aimed at per participant: more than one, so that a participant
 /// delayed by the panel (or by another process) is relieved of whole pieces.
@@ -83,12 +87,14 @@ where
 }
 
 /// `C ← op(H)·C` for the block `blk` (`C` with `blk.rows()` rows) on the
-/// current herd pool, `C` cut in two dimensions. Its columns are
-/// independent: with enough of them (two pieces of at least [`MIN_COLS`] per
-/// participant) they are cut into column pieces and nothing is shared.
+/// current herd pool, `C` cut in two dimensions into about
+/// [`PIECES_PER_PARTICIPANT`] pieces per participant, fewer when a piece would
+/// do less than [`MIN_PIECE_FLOPS`] (one piece: run on the caller). `C`'s
+/// columns are independent: with enough of them (half the pieces, each of at
+/// least [`MIN_COLS`]) they are cut into column pieces and nothing is shared.
 /// Otherwise (a panel, the last columns, a tall-skinny matrix) each column
 /// piece is also cut into row pieces of at least [`MIN_ROWS`], enough for
-/// about [`PIECES_PER_PARTICIPANT`] pieces per participant in all:
+/// the number of pieces aimed at:
 /// `W = Σ V_iᵀ·C_i` formed piece by piece in parallel and summed pairwise
 /// up the same tree of joins (`O(log pieces)` deep, the same order for a
 /// given pool size), `Y = op(T)·W` once per column piece (`w²·nc` flops),
@@ -99,14 +105,15 @@ pub(crate) fn apply_left_par(blk: &Block, op: Op, c: MatMut<'_, f64>) {
         return;
     }
     let participants = herd::current_num_threads().max(1);
-    if participants == 1 {
+    let flops = 4usize.saturating_mul(r).saturating_mul(blk.width()).saturating_mul(nc);
+    let target = (PIECES_PER_PARTICIPANT * participants).min(flops / MIN_PIECE_FLOPS);
+    if participants == 1 || target <= 1 {
         blk.apply_left(op, c);
         return;
     }
-    let target = PIECES_PER_PARTICIPANT * participants;
     let col_pieces = nc.div_ceil(MIN_COLS).clamp(1, target);
     let row_pieces =
-        if col_pieces >= 2 * participants { 1 } else { target.div_ceil(col_pieces).min(r / MIN_ROWS).max(1) };
+        if 2 * col_pieces >= target { 1 } else { target.div_ceil(col_pieces).min(r / MIN_ROWS).max(1) };
     let width = nc.div_ceil(col_pieces);
     if row_pieces == 1 {
         for_cols(c, width, &|cols: MatMut<'_, f64>, _| blk.apply_left(op, cols));

@@ -345,15 +345,16 @@ fn the_probe_sees_a_wrong_factor() {
 fn block_applied_by_row_and_column_pieces_matches_the_sequential_product() {
     use super::block::Block;
     use super::split::apply_left_par;
-    let (r, w) = (1100, 24);
+    // Large enough that the pieces are worth their joins (MIN_PIECE_FLOPS).
+    let (r, w) = (4000, 128);
     let mut panel = random_matrix(r, w, 21);
     let mut tau = vec![0.0; w];
     super::householder::geqr2(panel.as_mut(), &mut tau);
     let blk = Block::from_panel(panel.as_ref(), &tau);
     for threads in [2, 3, 4] {
-        // 70 columns: a few column pieces, each cut into row pieces; 300:
-        // column pieces only; 5: one column piece of many row pieces.
-        for nc in [5, 70, 300] {
+        // 20 columns: one column piece of several row pieces; 70: a few
+        // column pieces, each cut into row pieces; 300: column pieces only.
+        for nc in [20, 70, 300] {
             for op in [Op::NoTrans, Op::Trans] {
                 let c = random_matrix(r, nc, 22);
                 let mut want = c.clone();
