@@ -7,7 +7,8 @@
 //! Every view here has unit row stride (checked by the public entry points,
 //! which copy other layouts), so columns are slices.
 
-use faer::MatMut;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatMut, Par};
 
 use super::block::Block;
 use super::split::apply_left_par;
@@ -79,27 +80,27 @@ pub(crate) fn larfg(x: &mut [f64]) -> f64 {
 
 /// LAPACK's `dgeqr2`: the unblocked QR of the column-major `r × w` view `a`
 /// (`min(r, w)` reflectors, `tau[..min(r, w)]` written), one reflector
-/// generated per column and applied to the columns on its right
-/// (`dlarf`: `w = Cᵀ·v`, `C −= tau·v·wᵀ`; skipped when `tau = 0`).
+/// generated per column and applied to the columns on its right as `dlarf`
+/// does (`v(i)` set to 1 for the products, then `beta` restored;
+/// `w = Cᵀ·v`, `C −= tau·v·wᵀ`; skipped when `tau = 0`). The two products are
+/// faer's (`Par::Seq`), whose kernels use the CPU's widest vectors.
 pub(crate) fn geqr2(mut a: MatMut<'_, f64>, tau: &mut [f64]) {
     let (r, w) = (a.nrows(), a.ncols());
     for (i, tau_i) in tau.iter_mut().enumerate().take(r.min(w)) {
-        let (left, mut right) = a.as_mut().split_at_col_mut(i + 1);
-        let v = &mut col_mut(left, i)[i..];
-        let t = larfg(v);
+        let (mut left, right) = a.as_mut().split_at_col_mut(i + 1);
+        let t = larfg(&mut col_mut(left.as_mut(), i)[i..]);
         *tau_i = t;
-        if t == 0.0 {
+        if t == 0.0 || right.ncols() == 0 {
             continue;
         }
-        let v = &v[1..];
-        for j in 0..right.ncols() {
-            let c = &mut col_mut(right.as_mut(), j)[i..];
-            let (c0, cs) = c.split_first_mut().expect("i < r rows");
-            let dot = *c0 + cs.iter().zip(v).map(|(x, y)| x * y).sum::<f64>();
-            let s = t * dot;
-            *c0 -= s;
-            cs.iter_mut().zip(v).for_each(|(x, y)| *x -= s * y);
-        }
+        let beta = left[(i, i)];
+        left[(i, i)] = 1.0;
+        let v = left.as_ref().submatrix(i, i, r - i, 1);
+        let c = right.subrows_mut(i, r - i);
+        let mut wt = Mat::zeros(1, c.ncols());
+        matmul(wt.as_mut(), Accum::Replace, v.transpose(), c.as_ref(), 1.0, Par::Seq);
+        matmul(c, Accum::Add, v, wt.as_ref(), -t, Par::Seq);
+        left[(i, i)] = beta;
     }
 }
 
