@@ -5,9 +5,13 @@
 //! blocks of the target over the herd pool.
 
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 use crate::Op;
+
+/// A full (rectangular) operand of a triangular product.
+const RECT: BlockStructure = BlockStructure::Rectangular;
 
 /// `V` (explicit: ones on the diagonal, zeros above) and the upper
 /// triangular `T` of `w` reflectors whose vectors have `r` rows.
@@ -113,7 +117,8 @@ impl Block {
     /// `op(T)·W`.
     pub(crate) fn times_t(&self, op: Op, w: MatRef<'_, f64>) -> Mat<f64> {
         let mut y = Mat::zeros(self.width(), w.ncols());
-        matmul(y.as_mut(), Accum::Replace, self.op_t(op), w, 1.0, Par::Seq);
+        let (t, shape) = self.op_t(op);
+        triangular::matmul(y.as_mut(), RECT, Accum::Replace, t, shape, w, RECT, 1.0, Par::Seq);
         y
     }
 
@@ -133,15 +138,17 @@ impl Block {
         let mut x = Mat::zeros(c.nrows(), w);
         matmul(x.as_mut(), Accum::Replace, c.as_ref(), v, 1.0, Par::Seq);
         let mut y = Mat::zeros(c.nrows(), w);
-        matmul(y.as_mut(), Accum::Replace, x.as_ref(), self.op_t(op), 1.0, Par::Seq);
+        let (t, shape) = self.op_t(op);
+        triangular::matmul(y.as_mut(), RECT, Accum::Replace, x.as_ref(), RECT, t, shape, 1.0, Par::Seq);
         matmul(c, Accum::Add, y.as_ref(), v.transpose(), -1.0, Par::Seq);
     }
 
-    /// `T` or `Tᵀ`.
-    fn op_t(&self, op: Op) -> MatRef<'_, f64> {
+    /// `T` or `Tᵀ`, and its triangle: products with it read only that
+    /// triangle (half the flops of a full product).
+    fn op_t(&self, op: Op) -> (MatRef<'_, f64>, BlockStructure) {
         match op {
-            Op::NoTrans => self.t.as_ref(),
-            Op::Trans => self.t.as_ref().transpose(),
+            Op::NoTrans => (self.t.as_ref(), BlockStructure::TriangularUpper),
+            Op::Trans => (self.t.as_ref().transpose(), BlockStructure::TriangularLower),
         }
     }
 }
