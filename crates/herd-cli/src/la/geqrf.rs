@@ -20,6 +20,8 @@ use herd_la::{geqrf_flops, qr_residual_probe, random_matrix, Qr, DEFAULT_QR_BLOC
 use serde_json::json;
 use std::time::Instant;
 
+/// Block sizes tried by `--tune`.
+const TUNE_NB: [usize; 5] = [64, 96, 128, 192, 256];
 /// n×n matrices alive at once at the peak of a run: the input and the
 /// factored copy (`tau` and faer's block factor are `O(n·nb)`).
 const MATRICES_AT_PEAK: u128 = 2;
@@ -36,6 +38,42 @@ pub struct GeqrfArgs {
     /// herd's block size: columns per panel (at least 1).
     #[arg(long, default_value_t = DEFAULT_QR_BLOCK, value_parser = usize_in(1..=super::MAX_N))]
     nb: usize,
+    /// Try several block sizes first (one herd run each) and use the fastest.
+    #[arg(long)]
+    tune: bool,
+}
+
+/// One herd factorization of a copy of `a` with block size `nb`: seconds and
+/// the residual.
+fn herd_run(pool: &herd::Pool, a: &Mat<f64>, nb: usize) -> CliResult<Sample> {
+    let mut qr = a.clone();
+    let mut tau = vec![0.0; a.nrows().min(a.ncols())];
+    let start = Instant::now();
+    pool.install(|| Qr::new().block_size(nb).geqrf(qr.as_mut(), &mut tau))
+        .map_err(|e| CliError::Verify(format!("herd geqrf: {e}")))?;
+    let secs = start.elapsed().as_secs_f64();
+    Ok(Sample { secs, residual: check(a, &qr, &tau)? })
+}
+
+/// `--tune`: one herd run per candidate block size; the fastest, and the
+/// tries as JSON.
+fn tune(
+    pool: &herd::Pool,
+    a: &Mat<f64>,
+    fallback: usize,
+    bar: &indicatif::ProgressBar,
+) -> CliResult<(usize, serde_json::Value)> {
+    let n = a.nrows();
+    let mut tries = Vec::new();
+    for nb in TUNE_NB.into_iter().filter(|&nb| nb <= n.max(1)) {
+        let s = herd_run(pool, a, nb)?.secs;
+        let gflops = geqrf_flops(n, n) / s / 1e9;
+        bar.println(format!("herd la geqrf: n={n} tune nb={nb}: {gflops:.1} GFLOP/s"));
+        tries.push((nb, s, gflops));
+    }
+    let best = tries.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map_or(fallback, |t| t.0);
+    let json = tries.iter().map(|&(nb, s, g)| json!({"nb": nb, "seconds": s, "gflops": g})).collect();
+    Ok((best, serde_json::Value::Array(json)))
 }
 
 /// The `O(n²)` residual of herd's or LAPACK's factorization `qr`, `tau` of `a`.
@@ -89,21 +127,15 @@ pub fn geqrf(args: &GeqrfArgs) -> CliResult {
     let openblas = start_peers("geqrf");
     let pool = herd::PoolBuilder::from_env()?.build()?;
     let threads = pool.num_threads();
-    let settings = Qr::new().block_size(args.nb);
-    let bar = args.common.bar(args.common.reps * (2 + usize::from(openblas.is_some())));
+    let tuning_runs = if args.tune { TUNE_NB.len() } else { 0 };
+    let bar = args.common.bar(args.common.reps * (2 + usize::from(openblas.is_some())) + tuning_runs);
     let mut results = Vec::new();
     for &n in &args.common.n {
         let a = random_matrix(n, n, MATRIX_SEED);
-        let nb = args.nb;
+        let (nb, tuning) = if args.tune { tune(&pool, &a, args.nb, &bar)? } else { (args.nb, json!([])) };
         let mut contenders = vec![
             Contender::new("herd", format!("herd geqrf, nb = {nb}, look-ahead 1"), |_| {
-                let mut qr = a.clone();
-                let mut tau = vec![0.0; n];
-                let start = Instant::now();
-                pool.install(|| settings.geqrf(qr.as_mut(), &mut tau))
-                    .map_err(|e| CliError::Verify(format!("herd geqrf: {e}")))?;
-                let secs = start.elapsed().as_secs_f64();
-                Ok(Sample { secs, residual: check(&a, &qr, &tau)? })
+                herd_run(&pool, &a, nb)
             }),
             Contender::new("faer", format!("faer qr_in_place, Par::rayon({threads})"), |_| {
                 faer_run(&a, threads)
@@ -120,7 +152,7 @@ pub fn geqrf(args: &GeqrfArgs) -> CliResult {
             );
         }
         let outcomes = contest::rounds(contenders, args.common.reps, &bar)?;
-        let extra = json!({"nb": nb}).as_object().cloned().unwrap_or_default();
+        let extra = json!({"nb": nb, "tuning": tuning}).as_object().cloned().unwrap_or_default();
         results.push(Measured { n, flops: geqrf_flops(n, n), outcomes, extra, note: String::new() });
     }
     bar.finish_and_clear();
