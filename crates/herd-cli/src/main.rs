@@ -113,6 +113,14 @@ enum LaCommand {
     /// A·(op(B)·x) for a random x, scaled by the norms, the inner dimension
     /// and ε.
     Gemm(la::GemmArgs),
+    /// Householder QR of a random n×n matrix with herd_la::geqrf.
+    ///
+    /// Prints GFLOP/s (LAPACK's 4n³/3 flops) for herd (HERD_* pool) and, in
+    /// the same run, faer's parallel QR and OpenBLAS's threaded dgeqrf with as
+    /// many threads. Every factorization is checked in O(n²): A·x against
+    /// Q·(R·x) for a random x, Q applied from the reflectors, scaled by
+    /// ‖A‖, ‖x‖, n and ε.
+    Geqrf(la::GeqrfArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -156,6 +164,7 @@ fn main() -> ExitCode {
         Command::Trace(TraceCommand::Analyze(args)) => trace_cmd::analyze::run(&args),
         Command::La(LaCommand::Potrf(args)) => la::potrf(&args),
         Command::La(LaCommand::Gemm(args)) => la::gemm(&args),
+        Command::La(LaCommand::Geqrf(args)) => la::geqrf(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

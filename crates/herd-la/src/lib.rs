@@ -7,6 +7,9 @@
 //!   [`Op`]) for faer views: `C` cut into blocks ([`Blocking`]), one sequential faer matmul per
 //!   block, the blocks spread with `herd::join` (module [`mod@gemm`]); the ATLAS paper's rank-K
 //!   update is `gemm(Op::NoTrans, Op::Trans, -1.0, a, b, 1.0, c)`.
+//! * [`geqrf`] / [`orgqr`] / [`ormqr`] ([`Qr`] for the block size): Householder QR in
+//!   LAPACK's representation, blocked with a one-panel look-ahead on `herd::join`
+//!   (module [`mod@qr`]); [`Side`] says which side `op(Q)` multiplies.
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous
@@ -47,7 +50,9 @@ mod error;
 pub mod gemm;
 pub mod kernels;
 pub mod probe;
+pub mod qr;
 mod rng;
+mod side;
 pub mod tiled;
 
 mod flow;
@@ -57,7 +62,9 @@ pub use flow::{potrf_flow, FlowReport};
 pub use gemm::{gemm, Blocking, Gemm, Op};
 pub use kernels::Backend;
 pub use probe::{probe_residual, Factor};
+pub use qr::{geqrf, orgqr, ormqr, qr_residual_probe, Qr, DEFAULT_QR_BLOCK};
 pub use rng::{random_matrix, random_spd};
+pub use side::Side;
 pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
 
 /// Floating-point operation count of a Cholesky factorization of order `n`, the conventional
@@ -72,4 +79,16 @@ pub fn potrf_flops(n: usize) -> f64 {
 /// term), used to report GFLOP/s.
 pub fn gemm_flops(m: usize, n: usize, k: usize) -> f64 {
     2.0 * m as f64 * n as f64 * k as f64
+}
+
+/// Floating-point operation count of a QR factorization (`geqrf`) of an
+/// `m × n` matrix, LAPACK's: `2n²(m − n/3)` for `m ≥ n`, `2m²(n − m/3)`
+/// otherwise (lower-order terms ignored), used to report GFLOP/s.
+pub fn geqrf_flops(m: usize, n: usize) -> f64 {
+    let (m, n) = (m as f64, n as f64);
+    if m >= n {
+        2.0 * n * n * (m - n / 3.0)
+    } else {
+        2.0 * m * m * (n - m / 3.0)
+    }
 }

@@ -7,11 +7,13 @@
 
 pub mod contest;
 mod gemm;
+mod geqrf;
 mod openblas;
 mod potrf;
 pub mod report;
 
 pub use gemm::{gemm, GemmArgs};
+pub use geqrf::{geqrf, GeqrfArgs};
 pub use potrf::{potrf, PotrfArgs};
 
 use crate::error::{usize_in, CliError};

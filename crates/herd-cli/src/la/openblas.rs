@@ -24,6 +24,17 @@ type Dgemm = unsafe extern "C" fn(
     *mut f64,
     *const i32,
 );
+/// LAPACK's `dgeqrf_` (`m, n, a, lda, tau, work, lwork, info`).
+type Dgeqrf = unsafe extern "C" fn(
+    *const i32,
+    *const i32,
+    *mut f64,
+    *const i32,
+    *mut f64,
+    *mut f64,
+    *const i32,
+    *mut i32,
+);
 /// `openblas_set_num_threads`.
 type SetThreads = unsafe extern "C" fn(i32);
 
@@ -32,6 +43,8 @@ pub struct OpenBlas {
     dpotrf: Dpotrf,
     dgemm: Dgemm,
     set_threads: SetThreads,
+    /// `dgeqrf_`, when the library has it.
+    dgeqrf: Option<Dgeqrf>,
     /// The file loaded.
     pub path: String,
 }
@@ -103,8 +116,10 @@ impl OpenBlas {
                     symbol::<SetThreads>(h, c"openblas_set_num_threads"),
                 )
             };
+            // SAFETY: the type is the C signature of LAPACK's dgeqrf_.
+            let dgeqrf = unsafe { symbol::<Dgeqrf>(h, c"dgeqrf_") };
             if let (Some(dpotrf), Some(dgemm), Some(set_threads)) = syms {
-                return Ok(OpenBlas { dpotrf, dgemm, set_threads, path: path.to_string() });
+                return Ok(OpenBlas { dpotrf, dgemm, set_threads, dgeqrf, path: path.to_string() });
             }
             last = format!("{path} has no dpotrf_/dgemm_/openblas_set_num_threads");
         }
@@ -184,5 +199,41 @@ impl OpenBlas {
             start.elapsed().as_secs_f64()
         };
         Ok(secs)
+    }
+
+    /// `dgeqrf` of a copy of `a` on `threads` threads (workspace size queried
+    /// first with `lwork = −1`, outside the timing): the factored matrix,
+    /// `tau` and the seconds of the factorization.
+    pub fn geqrf(&self, a: &Mat<f64>, threads: usize) -> CliResult<(Mat<f64>, Vec<f64>, f64)> {
+        let dgeqrf = self.dgeqrf.ok_or_else(|| CliError::Verify(format!("{} has no dgeqrf_", self.path)))?;
+        let mut qr = a.clone();
+        let (m, n) = (lp64(qr.nrows())?, lp64(qr.ncols())?);
+        let lda = leading(qr.nrows(), qr.col_stride())?;
+        let mut tau = vec![0.0; qr.nrows().min(qr.ncols())];
+        let (mut info, mut query, minus_one) = (0i32, 0.0f64, -1i32);
+        // SAFETY: a workspace query (lwork = −1) writes only `query` and
+        // `info`; the dimensions are those of `qr` (column-major, unit row
+        // stride, leading dimension `lda`).
+        unsafe {
+            (self.set_threads)(threads.max(1) as i32);
+            dgeqrf(&m, &n, qr.as_ptr_mut(), &lda, tau.as_mut_ptr(), &mut query, &minus_one, &mut info);
+        }
+        if info != 0 {
+            return Err(CliError::Verify(format!("OpenBLAS dgeqrf workspace query: info = {info}")));
+        }
+        let lwork = lp64((query as usize).max(1))?;
+        let mut work = vec![0.0; lwork as usize];
+        // SAFETY: `qr` is m×n column-major with leading dimension `lda`,
+        // `tau` has min(m, n) entries and `work` `lwork`, as dgeqrf reads
+        // and writes them.
+        let secs = unsafe {
+            let start = Instant::now();
+            dgeqrf(&m, &n, qr.as_ptr_mut(), &lda, tau.as_mut_ptr(), work.as_mut_ptr(), &lwork, &mut info);
+            start.elapsed().as_secs_f64()
+        };
+        if info != 0 {
+            return Err(CliError::Verify(format!("OpenBLAS dgeqrf: info = {info}")));
+        }
+        Ok((qr, tau, secs))
     }
 }

@@ -1,0 +1,13 @@
+//! Which side of a matrix an operator is applied on (LAPACK's `SIDE`
+//! argument, `'L'` or `'R'`), shared by the routines that apply an
+//! orthogonal or triangular factor to another matrix ([`ormqr`](crate::ormqr), ...).
+
+/// Whether an operator `op(Q)` multiplies `C` from the left or the right.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Side {
+    /// `C ← op(Q)·C` (LAPACK's `'L'`).
+    #[default]
+    Left,
+    /// `C ← C·op(Q)` (LAPACK's `'R'`).
+    Right,
+}
