@@ -44,7 +44,6 @@ pub unsafe extern "C" fn dgemm_(
             if m == 0 || n == 0 || ((alpha == 0.0 || k == 0) && beta == 1.0) {
                 return Ok(0);
             }
-            ffi::ensure_pool();
             let (a, b) = (mat_ref(a, ar, ac, lda), mat_ref(b, br, bc, ldb));
             gemm(ta, tb, alpha, a, b, beta, mat_mut(c, m, n, ldc)).unwrap_or_else(|e| ffi::checked_twice(e));
         }

@@ -85,6 +85,39 @@ pub unsafe fn uplo(p: *const c_char, arg: Int) -> Result<Uplo, BadArg> {
     }
 }
 
+/// LAPACK's workspace argument pair `WORK, LWORK`: `LWORK = −1` asks for the
+/// optimal size, written to `WORK(1)` (with nothing else done: `Ok(true)`);
+/// otherwise `LWORK` must be at least `minimum` (argument `arg`). herd needs
+/// no workspace from the caller, so the optimal size is the minimum; it is
+/// written to `WORK(1)` on every call, as LAPACK does.
+///
+/// # Safety
+/// `lwork` readable; `work` null or writable for one `f64`.
+pub unsafe fn workspace(work: *mut f64, lwork: *const Int, minimum: usize, arg: Int) -> Result<bool, BadArg> {
+    // SAFETY: the caller's contract.
+    let lwork = unsafe { read(lwork) }.ok_or(BadArg(arg))?;
+    let query = lwork == -1;
+    if !query && usize::try_from(lwork).map_or(true, |l| l < minimum.max(1)) {
+        return Err(BadArg(arg));
+    }
+    if !work.is_null() {
+        // SAFETY: writable by the caller's contract.
+        unsafe { work.write_unaligned(minimum.max(1) as f64) };
+    }
+    Ok(query)
+}
+
+/// Writes `INFO` (ignored when the caller passed no pointer).
+///
+/// # Safety
+/// `info` null or writable.
+pub unsafe fn set_info(info: *mut Int, value: Int) {
+    if !info.is_null() {
+        // SAFETY: writable by the caller's contract.
+        unsafe { info.write_unaligned(value) };
+    }
+}
+
 /// Which triangle of a symmetric matrix is stored (LAPACK's `UPLO`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Uplo {
@@ -203,9 +236,15 @@ pub enum Routine {
     Gemm,
     /// `dpotrf_`, `LAPACKE_dpotrf`.
     Potrf,
+    /// `dgeqrf_`, `LAPACKE_dgeqrf`.
+    Geqrf,
+    /// `dorgqr_`, `LAPACKE_dorgqr`.
+    Orgqr,
+    /// `dormqr_`, `LAPACKE_dormqr`.
+    Ormqr,
 }
 
-const ROUTINES: [&str; 2] = ["dgemm", "dpotrf"];
+const ROUTINES: [&str; 5] = ["dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr"];
 
 thread_local! {
     /// Calls made by this thread, per routine: per thread so that callers on
@@ -255,11 +294,12 @@ pub fn ensure_pool() {
     });
 }
 
-/// Runs an entry point's body: argument errors go to [`xerbla`] and come back
+/// Runs an entry point's body (after [`ensure_pool`]): argument errors go to [`xerbla`] and come back
 /// as `−i`; a panic (a bug in herd, never the caller's input) is reported on
 /// stderr with the routine's name and comes back as `i32::MIN`, instead of
 /// unwinding into C or Fortran (which would abort the process).
 pub fn guard(name: &str, body: impl FnOnce() -> Result<Int, BadArg>) -> Int {
+    ensure_pool();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(info)) => info,
         Ok(Err(bad)) => {

@@ -1,10 +1,13 @@
 //! LAPACKE entry points (`lapacke.h`: arguments by value, a layout argument,
-//! `INFO` returned). A row-major matrix is the column-major transpose, so
-//! for a symmetric routine `'L'` row-major is `'U'` column-major on the same
-//! memory, with no copy.
+//! `INFO` returned, arguments numbered with `matrix_layout` first). A
+//! row-major matrix is the column-major transpose: herd-la's routines take
+//! it as a strided view (for a symmetric routine `'L'` row-major is `'U'`
+//! column-major on the same memory), so no layout needs a copy here.
 
 use crate::ffi::{self, guard, mat_mut, BadArg, Int, Routine, Uplo};
 use crate::lapack::potrf;
+use faer::{MatMut, MatRef};
+use herd_la::{geqrf, orgqr, ormqr, Op, Side};
 use std::ffi::c_char;
 
 /// `LAPACK_ROW_MAJOR`.
@@ -99,5 +102,183 @@ pub unsafe extern "C" fn LAPACKE_dpotrf_work(
         };
         // SAFETY: the caller's contract for `a` with the checked `n`, `lda`.
         Ok(potrf(ul, unsafe { mat_mut(a, n, n, lda) }))
+    })
+}
+
+/// The `rows × cols` matrix at `a` in the layout (leading dimension `ld`,
+/// at least `rows` column-major or `cols` row-major, else argument `ld_arg`).
+///
+/// # Safety
+/// `a` holds the matrix in that layout (see [`ffi::mat_mut`]).
+unsafe fn matrix<'a>(
+    row: bool,
+    a: *mut f64,
+    (rows, cols): (usize, usize),
+    ld: Int,
+    ld_arg: Int,
+) -> Result<MatMut<'a, f64>, BadArg> {
+    let need = if row { cols } else { rows };
+    let ld = usize::try_from(ld).ok().filter(|&l| l >= need.max(1)).ok_or(BadArg(ld_arg))?;
+    // SAFETY: the caller's contract, with the checked leading dimension.
+    Ok(unsafe {
+        if row {
+            mat_mut(a, cols, rows, ld).transpose_mut()
+        } else {
+            mat_mut(a, rows, cols, ld)
+        }
+    })
+}
+
+/// A dimension passed by value: non-negative.
+fn size(v: Int, arg: Int) -> Result<usize, BadArg> {
+    usize::try_from(v).map_err(|_| BadArg(arg))
+}
+
+/// Whether a view holds a NaN (LAPACKE's `nancheck` of a general matrix).
+fn has_nan(m: MatRef<'_, f64>) -> bool {
+    (0..m.ncols()).any(|j| (0..m.nrows()).any(|i| m[(i, j)].is_nan()))
+}
+
+/// `k` values at `p` (none read when `k = 0`).
+///
+/// # Safety
+/// `p` holds `k` values when `k > 0`.
+unsafe fn slice_mut<'a>(p: *mut f64, k: usize, arg: Int) -> Result<&'a mut [f64], BadArg> {
+    if k == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(BadArg(arg));
+    }
+    // SAFETY: `k` values by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, k) })
+}
+
+/// `LAPACKE_dgeqrf`: `A = Q·R` in either layout (`dgeqrf_`'s output in the
+/// layout); −4 when `A` holds a NaN (LAPACKE's check), −5 for a bad `lda`.
+///
+/// # Safety
+/// `lapacke.h`'s contract: `a` holds the `m × n` matrix, `tau` `min(m, n)`.
+#[no_mangle]
+pub unsafe extern "C" fn LAPACKE_dgeqrf(
+    layout: Int,
+    m: Int,
+    n: Int,
+    a: *mut f64,
+    lda: Int,
+    tau: *mut f64,
+) -> Int {
+    guard("LAPACKE_dgeqrf", || {
+        let row = row_major(layout)?;
+        let (m, n) = (size(m, 2)?, size(n, 3)?);
+        // SAFETY: the caller's contract.
+        let a = unsafe { matrix(row, a, (m, n), lda, 5)? };
+        if nancheck() && has_nan(a.as_ref()) {
+            return Ok(-4);
+        }
+        // SAFETY: `tau` holds min(m, n) values by the caller's contract.
+        let tau = unsafe { slice_mut(tau, m.min(n), 6)? };
+        ffi::count(Routine::Geqrf);
+        geqrf(a, tau).unwrap_or_else(|e| ffi::checked_twice(e));
+        Ok(0)
+    })
+}
+
+/// `LAPACKE_dorgqr`: the first `n` columns of `Q` from `k` reflectors, in
+/// either layout; −5 (`a`) or −7 (`tau`) for a NaN, −6 for a bad `lda`.
+///
+/// # Safety
+/// `lapacke.h`'s contract: `a` holds the `m × n` matrix, `tau` `k` values.
+#[no_mangle]
+pub unsafe extern "C" fn LAPACKE_dorgqr(
+    layout: Int,
+    m: Int,
+    n: Int,
+    k: Int,
+    a: *mut f64,
+    lda: Int,
+    tau: *const f64,
+) -> Int {
+    guard("LAPACKE_dorgqr", || {
+        let row = row_major(layout)?;
+        let m = size(m, 2)?;
+        let n = size(n, 3).ok().filter(|&n| n <= m).ok_or(BadArg(3))?;
+        let k = size(k, 4).ok().filter(|&k| k <= n).ok_or(BadArg(4))?;
+        // SAFETY: the caller's contract.
+        let a = unsafe { matrix(row, a, (m, n), lda, 6)? };
+        // SAFETY: as above; read only.
+        let tau = unsafe { slice_mut(tau.cast_mut(), k, 7)? };
+        if nancheck() && has_nan(a.as_ref()) {
+            return Ok(-5);
+        }
+        if nancheck() && tau.iter().any(|t| t.is_nan()) {
+            return Ok(-7);
+        }
+        ffi::count(Routine::Orgqr);
+        orgqr(a, tau).unwrap_or_else(|e| ffi::checked_twice(e));
+        Ok(0)
+    })
+}
+
+/// `LAPACKE_dormqr`: `C ← op(Q)·C` or `C·op(Q)` in either layout; −7 (`a`),
+/// −9 (`tau`) or −10 (`c`) for a NaN, −8/−11 for a bad `lda`/`ldc`.
+///
+/// # Safety
+/// `lapacke.h`'s contract: `a` holds the reflectors (`m × k` or `n × k`),
+/// `tau` `k` values, `c` the `m × n` matrix.
+#[no_mangle]
+pub unsafe extern "C" fn LAPACKE_dormqr(
+    layout: Int,
+    side: c_char,
+    trans: c_char,
+    m: Int,
+    n: Int,
+    k: Int,
+    a: *const f64,
+    lda: Int,
+    tau: *const f64,
+    c: *mut f64,
+    ldc: Int,
+) -> Int {
+    guard("LAPACKE_dormqr", || {
+        let row = row_major(layout)?;
+        let side = match (side as u8).to_ascii_uppercase() {
+            b'L' => Side::Left,
+            b'R' => Side::Right,
+            _ => return Err(BadArg(2)),
+        };
+        let trans = match (trans as u8).to_ascii_uppercase() {
+            b'N' => Op::NoTrans,
+            b'T' => Op::Trans,
+            _ => return Err(BadArg(3)),
+        };
+        let (m, n) = (size(m, 4)?, size(n, 5)?);
+        let nq = if side == Side::Left { m } else { n };
+        let k = size(k, 6).ok().filter(|&k| k <= nq).ok_or(BadArg(6))?;
+        // SAFETY: the caller's contract; `a` and `tau` are only read.
+        let (a, tau, c) = unsafe {
+            (
+                matrix(row, a.cast_mut(), (nq, k), lda, 8)?,
+                slice_mut(tau.cast_mut(), k, 9)?,
+                matrix(row, c, (m, n), ldc, 11)?,
+            )
+        };
+        if nancheck() {
+            if has_nan(a.as_ref()) {
+                return Ok(-7);
+            }
+            if tau.iter().any(|t| t.is_nan()) {
+                return Ok(-9);
+            }
+            if has_nan(c.as_ref()) {
+                return Ok(-10);
+            }
+        }
+        ffi::count(Routine::Ormqr);
+        if m == 0 || n == 0 || k == 0 {
+            return Ok(0);
+        }
+        ormqr(side, trans, a.as_ref(), tau, c).unwrap_or_else(|e| ffi::checked_twice(e));
+        Ok(0)
     })
 }

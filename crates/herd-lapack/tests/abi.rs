@@ -315,3 +315,174 @@ fn calls_are_counted_per_thread() {
         assert_eq!(herd_lapack::ffi::herd_lapack_calls(c"dsomething".as_ptr()), -1);
     }
 }
+
+#[test]
+fn dgeqrf_dorgqr_dormqr_through_fortran_names() {
+    use herd_lapack::lapack::{dgeqrf_, dorgqr_, dormqr_};
+    let (m, n) = (150usize, 90usize);
+    let a = random_matrix(m, n, 11);
+    let mut p = Padded::new(&a, m + 5);
+    let mut tau = vec![0.0; n];
+    let (mi, ni, mut info) = (m as i32, n as i32, 0);
+    let mut work = [0.0; 1];
+    // SAFETY: the buffers hold the shapes given.
+    unsafe {
+        // Workspace query: nothing computed, WORK(1) set.
+        dgeqrf_(&mi, &ni, p.data.as_mut_ptr(), &p.ld(), tau.as_mut_ptr(), work.as_mut_ptr(), &-1, &mut info);
+        assert_eq!((info, work[0]), (0, n as f64));
+        assert_eq!(p.mat(), a);
+        // LWORK below N is argument 7.
+        dgeqrf_(&mi, &ni, p.data.as_mut_ptr(), &p.ld(), tau.as_mut_ptr(), work.as_mut_ptr(), &1, &mut info);
+        assert_eq!(info, -7);
+        dgeqrf_(
+            &mi,
+            &ni,
+            p.data.as_mut_ptr(),
+            &(mi - 1),
+            tau.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &ni,
+            &mut info,
+        );
+        assert_eq!(info, -4);
+        dgeqrf_(&mi, &ni, p.data.as_mut_ptr(), &p.ld(), tau.as_mut_ptr(), work.as_mut_ptr(), &ni, &mut info);
+        assert_eq!(info, 0);
+    }
+    assert!(p.padding_intact());
+    // Q explicitly (dorgqr_), then Q·R = A; and dormqr_ applies Qᵀ to A, giving R.
+    let qr = p.mat();
+    let mut q = Padded::new(&qr, m + 5);
+    let r = Mat::from_fn(n, n, |i, j| if i <= j { qr[(i, j)] } else { 0.0 });
+    // SAFETY: as above.
+    unsafe {
+        dorgqr_(
+            &mi,
+            &(mi + 1),
+            &ni,
+            q.data.as_mut_ptr(),
+            &q.ld(),
+            tau.as_ptr(),
+            work.as_mut_ptr(),
+            &ni,
+            &mut info,
+        );
+        assert_eq!(info, -2, "N > M");
+        dorgqr_(&mi, &ni, &ni, q.data.as_mut_ptr(), &q.ld(), tau.as_ptr(), work.as_mut_ptr(), &ni, &mut info);
+        assert_eq!(info, 0);
+    }
+    let qm = q.mat();
+    let back = &qm * &r;
+    assert!(max_abs_diff(&back, &a) < 1e-12 * m as f64);
+    let mut c = Padded::new(&a, m);
+    // SAFETY: as above.
+    unsafe {
+        dormqr_(
+            &ch(b'L'),
+            &ch(b'C'),
+            &mi,
+            &ni,
+            &ni,
+            p.data.as_ptr(),
+            &p.ld(),
+            tau.as_ptr(),
+            c.data.as_mut_ptr(),
+            &c.ld(),
+            work.as_mut_ptr(),
+            &ni,
+            &mut info,
+        );
+        assert_eq!(info, -2, "TRANS = 'C' is not a real option of DORMQR");
+        dormqr_(
+            &ch(b'L'),
+            &ch(b'T'),
+            &mi,
+            &ni,
+            &ni,
+            p.data.as_ptr(),
+            &p.ld(),
+            tau.as_ptr(),
+            c.data.as_mut_ptr(),
+            &c.ld(),
+            work.as_mut_ptr(),
+            &ni,
+            &mut info,
+        );
+        assert_eq!(info, 0);
+    }
+    let qta = c.mat();
+    for j in 0..n {
+        for i in 0..m {
+            let want = if i < n { r[(i, j)] } else { 0.0 };
+            assert!((qta[(i, j)] - want).abs() < 1e-12 * m as f64, "Qᵀ·A ({i}, {j})");
+        }
+    }
+}
+
+#[test]
+fn lapacke_dgeqrf_row_major_equals_column_major_and_checks_nan() {
+    use herd_lapack::lapacke::LAPACKE_dgeqrf;
+    let (m, n) = (70usize, 40usize);
+    let a = random_matrix(m, n, 3);
+    let mut col = Padded::new(&a, m);
+    let mut row: Vec<f64> =
+        (0..m * (n + 2)).map(|x| if x % (n + 2) < n { a[(x / (n + 2), x % (n + 2))] } else { 0.5 }).collect();
+    let (mut t1, mut t2) = (vec![0.0; n], vec![0.0; n]);
+    // SAFETY: the buffers hold the shapes given.
+    unsafe {
+        assert_eq!(
+            LAPACKE_dgeqrf(
+                lapacke::COL_MAJOR,
+                m as i32,
+                n as i32,
+                col.data.as_mut_ptr(),
+                m as i32,
+                t1.as_mut_ptr()
+            ),
+            0
+        );
+        assert_eq!(
+            LAPACKE_dgeqrf(
+                lapacke::ROW_MAJOR,
+                m as i32,
+                n as i32,
+                row.as_mut_ptr(),
+                n as i32 - 1,
+                t2.as_mut_ptr()
+            ),
+            -5
+        );
+        assert_eq!(
+            LAPACKE_dgeqrf(
+                lapacke::ROW_MAJOR,
+                m as i32,
+                n as i32,
+                row.as_mut_ptr(),
+                n as i32 + 2,
+                t2.as_mut_ptr()
+            ),
+            0
+        );
+    }
+    let c = col.mat();
+    for i in 0..m {
+        for j in 0..n {
+            assert!((c[(i, j)] - row[i * (n + 2) + j]).abs() < 1e-12, "({i}, {j})");
+        }
+        assert_eq!(row[i * (n + 2) + n], 0.5, "row padding");
+    }
+    assert!(t1.iter().zip(&t2).all(|(x, y)| (x - y).abs() < 1e-12));
+    let mut bad = Padded::new(&a, m);
+    bad.data[17] = f64::NAN;
+    // SAFETY: as above.
+    let info = unsafe {
+        LAPACKE_dgeqrf(
+            lapacke::COL_MAJOR,
+            m as i32,
+            n as i32,
+            bad.data.as_mut_ptr(),
+            m as i32,
+            t1.as_mut_ptr(),
+        )
+    };
+    assert_eq!(info, -4);
+}

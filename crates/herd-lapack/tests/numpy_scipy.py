@@ -87,7 +87,37 @@ def case_gemm(out):
     return {"dgemm": calls}
 
 
-CASES = [case_numpy_cholesky, case_scipy_cholesky, case_gemm]
+def check_qr(q, r, a, what):
+    m = a.shape[0]
+    r1 = scaled(np.linalg.norm(q @ r - a), np.linalg.norm(a), m)
+    r2 = scaled(np.linalg.norm(q.T @ q - np.eye(q.shape[1])), 1.0, m)
+    assert r1 < 30 and r2 < 30, f"{what}: residuals {r1}, {r2}"
+
+
+def case_qr(out):
+    calls = {"dgeqrf": 0, "dorgqr": 0, "dormqr": 0}
+    for (m, n) in [(1, 1), (7, 7), (65, 64), (300, 300), (513, 200), (120, 300)]:
+        a = rng(m * 7 + n).standard_normal((m, n))
+        q, r = sl.qr(a)  # dgeqrf + dorgqr
+        check_qr(q, r, a, f"scipy qr {m}x{n}")
+        out[f"sp_qr_r_{m}_{n}"] = r
+        qn, rn = np.linalg.qr(a)  # numpy: dgeqrf + dorgqr (reduced)
+        check_qr(qn, rn, a, f"numpy qr {m}x{n}")
+        out[f"np_qr_r_{m}_{n}"] = rn
+        c = rng(m + n).standard_normal((m, 5))
+        cq, rr = sl.qr_multiply(a, c.T)  # dgeqrf + dormqr: c^T Q
+        err = np.abs(cq - c.T @ q[:, : min(m, n)]).max()
+        assert err < 1e-10 * max(1, np.abs(c).max()) * m, f"qr_multiply {m}x{n}: {err}"
+        calls["dgeqrf"] += 3
+        calls["dorgqr"] += 2
+        calls["dormqr"] += 1
+    return calls
+
+
+CASES = [case_numpy_cholesky, case_scipy_cholesky, case_gemm, case_qr]
+
+
+ROUTINES = ("dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr")
 
 
 def herd_calls():
@@ -112,7 +142,7 @@ def main():
         expected = {}
         try:
             if counts:
-                before = {r: counts(r) for r in ("dgemm", "dpotrf", "dgetrf", "dgeqrf", "dorgqr", "dsygv")}
+                before = {r: counts(r) for r in ROUTINES}
             expected = case(out)
         except AssertionError as e:
             failures.append(f"{case.__name__}: {e}")

@@ -1,4 +1,4 @@
-//! LAPACK entry points (Fortran calling convention; `INFO` as LAPACK sets it).
+//! `dpotrf_`: Cholesky factorization.
 
 use crate::ffi::{self, dim, guard, lead, mat_mut, uplo, Int, Routine, Uplo};
 use faer::MatMut;
@@ -46,10 +46,8 @@ pub unsafe extern "C" fn dpotrf_(
             Ok(potrf(ul, mat_mut(a, n, n, lda)))
         }
     });
-    if !info.is_null() {
-        // SAFETY: writable by the caller's contract.
-        unsafe { info.write_unaligned(result) };
-    }
+    // SAFETY: the caller's contract.
+    unsafe { ffi::set_info(info, result) };
 }
 
 /// Factors the `uplo` triangle of `a` in place; LAPACK's `INFO` (0, or the
@@ -87,7 +85,6 @@ fn potrf_lower(mut a: MatMut<'_, f64>) -> Result<(), usize> {
     if herd::limits::check_memory("dpotrf's tiled copy", bytes).is_err() {
         return faer_potrf(a);
     }
-    ffi::ensure_pool();
     let nb = tile_size(n);
     let tiled = Arc::new(TiledMatrix::from_faer(a.as_ref(), nb).unwrap_or_else(|e| ffi::checked_twice(e)));
     let result = potrf_flow(&tiled, Backend::Faer, Discipline::DependencyCounted, false);
