@@ -113,6 +113,13 @@ enum LaCommand {
     /// A·(op(B)·x) for a random x, scaled by the norms, the inner dimension
     /// and ε.
     Gemm(la::GemmArgs),
+    /// Factor a random matrix with herd's LU with partial pivoting.
+    ///
+    /// Prints GFLOP/s (LAPACK's count, 2n³/3) for herd_la::Getrf on the HERD_*
+    /// pool and, in the same run, faer's parallel LU and OpenBLAS's threaded
+    /// dgetrf with as many threads. Every factorization is checked in O(n²):
+    /// A·x against P·L·(U·x) for a random x, scaled by ‖A‖, n and ε.
+    Getrf(la::GetrfArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -156,6 +163,7 @@ fn main() -> ExitCode {
         Command::Trace(TraceCommand::Analyze(args)) => trace_cmd::analyze::run(&args),
         Command::La(LaCommand::Potrf(args)) => la::potrf(&args),
         Command::La(LaCommand::Gemm(args)) => la::gemm(&args),
+        Command::La(LaCommand::Getrf(args)) => la::getrf(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,17 +1,19 @@
 //! `herd la`: dense linear algebra on herd against faer and OpenBLAS in the
-//! same run — `potrf` (tiled Cholesky on herd-flow) and `gemm` (matrix
-//! multiply on the herd pool). What the routines share: the options
+//! same run — `potrf` (tiled Cholesky on herd-flow), `gemm` (matrix
+//! multiply on the herd pool) and `getrf` (LU with partial pivoting). What the routines share: the options
 //! ([`CommonArgs`]), the rounds ([`contest`]), the OpenBLAS contender
 //! ([`openblas`]), the residual probe (`herd_la::probe_residual`, `O(n²)`)
 //! and the report ([`report`]).
 
 pub mod contest;
 mod gemm;
+mod getrf;
 mod openblas;
 mod potrf;
 pub mod report;
 
 pub use gemm::{gemm, GemmArgs};
+pub use getrf::{getrf, GetrfArgs};
 pub use potrf::{potrf, PotrfArgs};
 
 use crate::error::{usize_in, CliError};

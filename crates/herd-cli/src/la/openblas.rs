@@ -24,6 +24,8 @@ type Dgemm = unsafe extern "C" fn(
     *mut f64,
     *const i32,
 );
+/// LAPACK's `dgetrf_`.
+type Dgetrf = unsafe extern "C" fn(*const i32, *const i32, *mut f64, *const i32, *mut i32, *mut i32);
 /// `openblas_set_num_threads`.
 type SetThreads = unsafe extern "C" fn(i32);
 
@@ -32,6 +34,8 @@ pub struct OpenBlas {
     dpotrf: Dpotrf,
     dgemm: Dgemm,
     set_threads: SetThreads,
+    /// `dgetrf_`, when the library has it.
+    dgetrf: Option<Dgetrf>,
     /// The file loaded.
     pub path: String,
 }
@@ -103,8 +107,10 @@ impl OpenBlas {
                     symbol::<SetThreads>(h, c"openblas_set_num_threads"),
                 )
             };
+            // SAFETY: the type is the C signature of LAPACK's dgetrf_.
+            let dgetrf = unsafe { symbol::<Dgetrf>(h, c"dgetrf_") };
             if let (Some(dpotrf), Some(dgemm), Some(set_threads)) = syms {
-                return Ok(OpenBlas { dpotrf, dgemm, set_threads, path: path.to_string() });
+                return Ok(OpenBlas { dpotrf, dgemm, set_threads, dgetrf, path: path.to_string() });
             }
             last = format!("{path} has no dpotrf_/dgemm_/openblas_set_num_threads");
         }
@@ -184,5 +190,30 @@ impl OpenBlas {
             start.elapsed().as_secs_f64()
         };
         Ok(secs)
+    }
+
+    /// `dgetrf` of a copy of `a` (any shape) on `threads` threads: the
+    /// factors, the pivots made 0-based, LAPACK's `info` and seconds.
+    pub fn getrf(&self, a: &Mat<f64>, threads: usize) -> CliResult<(Mat<f64>, Vec<usize>, i32, f64)> {
+        let dgetrf = self.dgetrf.ok_or_else(|| CliError::Usage(format!("{} has no dgetrf_", self.path)))?;
+        let mut lu = a.clone();
+        let (m, n) = (lp64(lu.nrows())?, lp64(lu.ncols())?);
+        let lda = leading(lu.nrows(), lu.col_stride())?;
+        let mut ipiv = vec![0i32; lu.nrows().min(lu.ncols())];
+        let mut info = 0i32;
+        // SAFETY: `lu` is m×n column-major (unit row stride) with leading
+        // dimension `lda`, and `ipiv` holds min(m, n) entries, as dgetrf
+        // reads and writes them; the thread count is positive.
+        let secs = unsafe {
+            (self.set_threads)(threads.max(1) as i32);
+            let start = Instant::now();
+            dgetrf(&m, &n, lu.as_ptr_mut(), &lda, ipiv.as_mut_ptr(), &mut info);
+            start.elapsed().as_secs_f64()
+        };
+        if info < 0 {
+            return Err(CliError::Verify(format!("OpenBLAS dgetrf: info = {info}")));
+        }
+        let ipiv = ipiv.iter().map(|&p| usize::try_from(p - 1).unwrap_or(usize::MAX)).collect();
+        Ok((lu, ipiv, info, secs))
     }
 }
