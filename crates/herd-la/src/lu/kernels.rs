@@ -82,7 +82,11 @@ pub(super) fn laswp_back(mut a: MatMut<'_, f64>, piv: &[usize], first: usize) {
 /// right half solved with the unit lower triangle, the bottom updated by a
 /// GEMM, the bottom factored recursively and its interchanges applied back
 /// to the left half — so most of the flops of a panel are in a GEMM.
-pub(super) fn getrf2(mut a: MatMut<'_, f64>, piv: &mut [usize]) -> Option<usize> {
+///
+/// The GEMMs of the recursion are cut into at most `parts` row blocks spread
+/// with `herd::join` (see [`gemm_parts`]), so that idle participants can help
+/// with a panel on the critical path; `parts = 1` keeps it on the caller.
+pub(super) fn getrf2(mut a: MatMut<'_, f64>, piv: &mut [usize], parts: usize) -> Option<usize> {
     let (m, n) = (a.nrows(), a.ncols());
     let mn = m.min(n);
     debug_assert_eq!(piv.len(), mn);
@@ -119,14 +123,15 @@ pub(super) fn getrf2(mut a: MatMut<'_, f64>, piv: &mut [usize]) -> Option<usize>
     }
     let n1 = mn / 2;
     let (mut left, mut right) = a.split_at_col_mut(n1);
-    let info1 = getrf2(left.as_mut(), &mut piv[..n1]);
+    let info1 = getrf2(left.as_mut(), &mut piv[..n1], parts);
     laswp(right.as_mut(), &piv[..n1], 0);
     let (l_top, l_bot) = left.as_ref().split_at_row(n1);
     let (mut r_top, r_bot) = right.split_at_row_mut(n1);
     solve_unit_lower_triangular_in_place(l_top, r_top.as_mut(), Par::Seq);
     let mut r_bot = r_bot;
-    matmul(r_bot.as_mut(), Accum::Add, l_bot, r_top.as_ref(), -1.0, Par::Seq);
-    let info2 = getrf2(r_bot, &mut piv[n1..mn]);
+    let gemm_parts = gemm_parts(parts, r_bot.nrows(), r_bot.ncols(), n1);
+    gemm_rows(r_bot.as_mut(), l_bot, r_top.as_ref(), gemm_parts);
+    let info2 = getrf2(r_bot, &mut piv[n1..mn], parts);
     piv[n1..mn].iter_mut().for_each(|p| *p += n1);
     laswp(left, &piv[n1..mn], n1);
     info1.or(info2.map(|j| j + n1))
@@ -156,6 +161,16 @@ pub(super) fn update_block(
     let (mut c1, c2) = c.split_at_row_mut(jb);
     solve_unit_lower_triangular_in_place(l11, c1.as_mut(), Par::Seq);
     gemm_rows(c2, l21, c1.as_ref(), row_parts);
+}
+
+/// Multiply–adds below which a GEMM piece is not cut further: about 0.1 ms
+/// of one core, so that `herd::join`'s cost stays negligible.
+const MIN_PIECE: usize = 1 << 22;
+
+/// How many row blocks an `m × n × k` GEMM is cut into: at most `parts`,
+/// none with fewer than [`MIN_PIECE`] multiply–adds.
+pub(super) fn gemm_parts(parts: usize, m: usize, n: usize, k: usize) -> usize {
+    (m.saturating_mul(n).saturating_mul(k) / MIN_PIECE).clamp(1, parts.max(1))
 }
 
 /// `c ← c − l·u` in `parts` blocks of rows (multiples of 8 rows), spread

@@ -14,11 +14,9 @@
 //!
 //! So panel `k + 1` is factored while the trailing update of step `k`
 //! proceeds (look-ahead of depth one), and a participant that finishes the
-//! critical path steals tiles of the rest. The interchanges of each panel are
-//! applied to the columns left of it (L's columns) at the end, every earlier
-//! panel's columns independently (the result is LAPACK's: the interchanges
-//! of rows below a panel commute with everything done to its columns after
-//! its factorization).
+//! critical path steals tiles of the rest. The interchanges of panel `k` are
+//! applied to the columns left of it (L's columns, which nobody else touches
+//! then) beside the trailing update of step `k`, as LAPACK applies them.
 //!
 //! Why `herd::join` rather than a herd-flow graph: with look-ahead of depth
 //! one the dependencies are exactly "the next panel after its columns'
@@ -27,12 +25,18 @@
 //! of the column-major matrix — while a deeper look-ahead would need a graph
 //! over column tiles (left for later; see the module's documentation).
 
+use faer::reborrow::IntoConst;
 use faer::{MatMut, MatRef};
 
-use super::kernels::{getrf2, laswp, update_block};
+use super::kernels::{gemm_parts, getrf2, laswp, update_block};
 
-/// GEMM row blocks are not made shorter than this many rows.
-const MIN_ROWS: usize = 256;
+/// Pieces of work per participant aimed at in each step's trailing update,
+/// so that a participant that finishes early finds some to steal.
+const PIECES_PER_PARTICIPANT: usize = 4;
+/// Multiply–adds above which a tile's GEMM is cut into row blocks whatever
+/// the participant count (about 1 ms of one core): the step ends with the
+/// last piece, so pieces must be small against a step.
+const MAX_PIECE: usize = 1 << 26;
 
 /// Factors `a` in place with panels of `nb` columns (`nb ≥ 1`); `ipiv`
 /// (length `min(m, n)`) receives the pivots as row indices of `a`. Returns
@@ -45,51 +49,49 @@ pub(super) fn getrf_blocked(mut a: MatMut<'_, f64>, ipiv: &mut [usize], nb: usiz
     }
     let participants = herd::current_num_threads().max(1);
     let jb0 = nb.min(mn);
-    let mut info = getrf2(a.as_mut().subcols_mut(0, jb0), &mut ipiv[..jb0]);
+    let mut info = getrf2(a.as_mut().subcols_mut(0, jb0), &mut ipiv[..jb0], participants);
     let mut j = 0;
     while j < mn {
         let jb = nb.min(mn - j);
         let next = j + jb;
-        if next >= n {
-            break;
-        }
         let (left, right) = a.as_mut().split_at_col_mut(next);
-        let panel = left.as_ref().submatrix(j, j, m - j, jb);
+        let (done_cols, panel_cols) = left.split_at_col_mut(j);
+        let panel = panel_cols.into_const().subrows(j, m - j);
         let (done, todo) = ipiv.split_at_mut(next);
         let piv = &done[j..];
+        // The columns left of the panel get its interchanges beside the
+        // trailing update (nobody else touches them in this step).
+        let swap_left = || swap_columns(done_cols, piv, j, nb);
         if next < mn {
             let jb2 = nb.min(mn - next);
             let (cols, rest) = right.split_at_col_mut(jb2);
-            let parts = row_parts(participants, 1, m - next);
-            let (found, ()) = herd::join(
+            let (found, ((), ())) = herd::join(
                 || {
                     let mut cols = cols;
+                    let rows = m - next;
+                    let parts = gemm_parts(PIECES_PER_PARTICIPANT * participants, rows, jb2, jb);
                     update_block(cols.as_mut(), panel, piv, j, parts);
-                    let found = getrf2(cols.subrows_mut(next, m - next), &mut todo[..jb2]);
+                    let found = getrf2(cols.subrows_mut(next, rows), &mut todo[..jb2], participants);
                     todo[..jb2].iter_mut().for_each(|p| *p += next);
                     found.map(|f| f + next)
                 },
-                || update_columns(rest, panel, piv, j, nb, participants),
+                || herd::join(|| update_columns(rest, panel, piv, j, nb, participants), swap_left),
             );
             info = info.or(found);
         } else {
-            // m < n: the last panel; the columns right of it only get its update.
-            update_columns(right, panel, piv, j, nb, participants);
+            // The last panel; for m < n the columns right of it still get its update.
+            herd::join(|| update_columns(right, panel, piv, j, nb, participants), swap_left);
         }
         j = next;
     }
-    apply_left(a.subcols_mut(0, mn), ipiv, nb, 0);
     info
 }
 
-/// Row blocks per column tile's GEMM: enough that `tiles` tiles give every
-/// participant about two pieces, none shorter than [`MIN_ROWS`].
-fn row_parts(participants: usize, tiles: usize, rows: usize) -> usize {
-    (2 * participants).div_ceil(tiles.max(1)).min(rows / MIN_ROWS).max(1)
-}
-
 /// Updates every column of `c` by the factored panel (see
-/// [`update_block`]), in tiles of `nb` columns spread with `herd::join`.
+/// [`update_block`]), in tiles of `nb` columns spread with `herd::join`,
+/// each tile's GEMM cut into row blocks so that there are about
+/// [`PIECES_PER_PARTICIPANT`] pieces per participant and none above
+/// [`MAX_PIECE`].
 fn update_columns(
     c: MatMut<'_, f64>,
     panel: MatRef<'_, f64>,
@@ -102,8 +104,21 @@ fn update_columns(
     if tiles == 0 {
         return;
     }
-    let parts = row_parts(participants, tiles, c.nrows() - j - piv.len());
+    let (rows, jb) = (c.nrows() - j - piv.len(), piv.len());
+    let width = nb.min(c.ncols());
+    let by_load = (PIECES_PER_PARTICIPANT * participants).div_ceil(tiles);
+    let by_size = rows.saturating_mul(width).saturating_mul(jb) / MAX_PIECE;
+    let parts = gemm_parts(by_load.max(by_size), rows, width, jb);
     split_tiles(c, tiles, nb, &|block| update_block(block, panel, piv, j, parts));
+}
+
+/// Applies the interchanges `piv` of rows `j..` to the columns `c` (left of
+/// their panel), in tiles of `nb` columns spread with `herd::join`.
+fn swap_columns(c: MatMut<'_, f64>, piv: &[usize], j: usize, nb: usize) {
+    let tiles = c.ncols().div_ceil(nb);
+    if tiles > 0 {
+        split_tiles(c, tiles, nb, &|block| laswp(block, piv, j));
+    }
 }
 
 /// Runs `f` on each of the `tiles` column tiles of `nb` columns of `c` (the
@@ -116,25 +131,4 @@ fn split_tiles<F: Fn(MatMut<'_, f64>) + Sync>(c: MatMut<'_, f64>, tiles: usize, 
     let half = tiles / 2;
     let (l, r) = c.split_at_col_mut(half * nb);
     herd::join(|| split_tiles(l, half, nb, f), || split_tiles(r, tiles - half, nb, f));
-}
-
-/// Applies to the columns of every panel the interchanges of the panels
-/// right of it. `a` holds the panels from the one starting at column `col0`
-/// (a multiple of `nb`) on; the panels are independent and spread with
-/// `herd::join`.
-fn apply_left(a: MatMut<'_, f64>, ipiv: &[usize], nb: usize, col0: usize) {
-    let panels = a.ncols().div_ceil(nb);
-    if panels == 0 {
-        return;
-    }
-    if panels == 1 {
-        let after = col0 + a.ncols();
-        if after < ipiv.len() {
-            laswp(a, &ipiv[after..], after);
-        }
-        return;
-    }
-    let half = panels / 2;
-    let (l, r) = a.split_at_col_mut(half * nb);
-    herd::join(|| apply_left(l, ipiv, nb, col0), || apply_left(r, ipiv, nb, col0 + half * nb));
 }
