@@ -25,7 +25,7 @@ const MATRICES_AT_PEAK: u128 = 2;
 pub struct GetrfArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// herd's panel width [default: herd_la::Getrf's, 192 columns].
+    /// herd's panel width [default: herd_la::Getrf's, 256 columns].
     #[arg(long, value_parser = usize_in(1..=super::MAX_N))]
     nb: Option<usize>,
 }

@@ -152,9 +152,9 @@ pub(super) fn update_block(
     row_parts: usize,
 ) {
     let jb = piv.len();
-    let (_, mut c) = c.split_at_row_mut(j);
-    let rel: Vec<usize> = piv.iter().map(|&p| p - j).collect();
-    laswp(c.as_mut(), &rel, 0);
+    let mut c = c;
+    laswp(c.as_mut(), piv, j);
+    let (_, c) = c.split_at_row_mut(j);
     let (l11, l21) = panel.split_at_row(jb);
     let l11 = l11.subcols(0, jb);
     let l21 = l21.subcols(0, jb);
