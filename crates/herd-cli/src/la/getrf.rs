@@ -92,15 +92,16 @@ pub fn getrf(args: &GetrfArgs) -> CliResult {
     let pool = herd::PoolBuilder::from_env()?.build()?;
     let threads = pool.num_threads();
     let settings = args.nb.map_or(Getrf::new(), |nb| Getrf::new().block(nb));
-    let nb_label = args.nb.map_or("default".to_string(), |nb| nb.to_string());
     let bar = args.common.bar(args.common.reps * (2 + usize::from(openblas.is_some())));
     let mut results = Vec::new();
     for &n in &args.common.n {
         let a = random_matrix(n, n, 42);
         let mut contenders = vec![
-            Contender::new("herd", format!("herd getrf, look-ahead on herd::join, nb = {nb_label}"), |_| {
-                herd_run(&pool, &a, settings)
-            }),
+            Contender::new(
+                "herd",
+                format!("herd getrf, look-ahead on herd::join, nb = {}", settings.block_size(n, n)),
+                |_| herd_run(&pool, &a, settings),
+            ),
             Contender::new("faer", format!("faer partial-pivoting LU, Par::rayon({threads})"), |_| {
                 faer_run(&a, threads)
             }),
@@ -119,7 +120,7 @@ pub fn getrf(args: &GetrfArgs) -> CliResult {
             );
         }
         let outcomes = contest::rounds(contenders, args.common.reps, &bar)?;
-        let extra = json!({"nb": args.nb});
+        let extra = json!({"nb": settings.block_size(n, n)});
         let extra = extra.as_object().cloned().unwrap_or_default();
         results.push(Measured { n, flops: getrf_flops(n, n), outcomes, extra, note: String::new() });
     }

@@ -92,9 +92,10 @@ impl Getrf {
         Getrf { nb: Some(nb) }
     }
 
-    /// The panel width used for a matrix with `min(m, n) = mn`.
-    fn nb(&self, mn: usize) -> usize {
-        self.nb.unwrap_or(DEFAULT_NB.min(mn.max(1)))
+    /// The panel width [`Getrf::run`] uses for an `m × n` matrix: the one
+    /// set with [`Getrf::block`], else 256 capped at `min(m, n)` (at least 1).
+    pub fn block_size(&self, m: usize, n: usize) -> usize {
+        self.nb.unwrap_or(DEFAULT_NB.min(m.min(n).max(1)))
     }
 
     /// Factors `a` (`m × n`, any strides, any shape including empty) in
@@ -131,6 +132,7 @@ impl Getrf {
         if self.nb == Some(0) {
             return Err(LaError::InvalidTileSize { nb: 0 });
         }
-        Ok(schedule::getrf_blocked(a, ipiv, self.nb(mn)))
+        let nb = self.block_size(a.nrows(), a.ncols());
+        Ok(schedule::getrf_blocked(a, ipiv, nb))
     }
 }

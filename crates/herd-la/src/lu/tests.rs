@@ -323,3 +323,11 @@ fn flop_count() {
     assert!((f / (2.0 * n * n * n / 3.0) - 1.0).abs() < 1e-3);
     assert_eq!(crate::getrf_flops(500, 300), crate::getrf_flops(300, 500));
 }
+
+#[test]
+fn block_sizes() {
+    assert_eq!(Getrf::new().block_size(4000, 4000), 256);
+    assert_eq!(Getrf::new().block_size(1000, 10), 10);
+    assert_eq!(Getrf::new().block_size(0, 0), 1);
+    assert_eq!(Getrf::new().block(64).block_size(10, 10), 64);
+}
