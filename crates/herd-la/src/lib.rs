@@ -60,7 +60,7 @@ pub use error::LaError;
 pub use flow::{potrf_flow, FlowReport};
 pub use gemm::{gemm, Blocking, Gemm, Op};
 pub use kernels::Backend;
-pub use lu::{getrf, getrf_probe, getrs, Getrf};
+pub use lu::{getrf, getrf_probe, getrs, Getrf, LuSchedule};
 pub use probe::{probe_residual, Factor};
 pub use rng::{random_matrix, random_spd};
 pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};

@@ -29,6 +29,7 @@
 //! Nothing panics and nothing hangs on such input.
 
 mod check;
+mod dataflow;
 mod kernels;
 mod schedule;
 mod solve;
@@ -78,18 +79,38 @@ pub fn getrf(a: MatMut<'_, f64>, ipiv: &mut [usize]) -> Result<Option<usize>, La
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Getrf {
     nb: Option<usize>,
+    schedule: LuSchedule,
+}
+
+/// How [`Getrf`] schedules the blocked factorization on the herd pool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LuSchedule {
+    /// Depth-one look-ahead with `herd::join`: in each step the next panel's
+    /// update and factorization beside the rest of the trailing update, a
+    /// join of both before the next step (`schedule.rs`).
+    #[default]
+    Join,
+    /// Column-tile tasks on a `herd::scope`, each spawned when its inputs are
+    /// ready: no barrier between steps, look-ahead as deep as the
+    /// dependencies allow (`dataflow.rs`).
+    Dataflow,
 }
 
 impl Getrf {
     /// The default settings: panels of 256 columns (the whole matrix as one
     /// recursive panel when `min(m, n)` is at most that).
     pub fn new() -> Getrf {
-        Getrf { nb: None }
+        Getrf { nb: None, schedule: LuSchedule::Join }
     }
 
     /// Panels of `nb` columns (at least 1; checked by [`Getrf::run`]).
     pub fn block(self, nb: usize) -> Getrf {
-        Getrf { nb: Some(nb) }
+        Getrf { nb: Some(nb), ..self }
+    }
+
+    /// The schedule ([`LuSchedule::Join`] by default).
+    pub fn schedule(self, schedule: LuSchedule) -> Getrf {
+        Getrf { schedule, ..self }
     }
 
     /// The panel width [`Getrf::run`] uses for an `m × n` matrix: the one
@@ -133,6 +154,9 @@ impl Getrf {
             return Err(LaError::InvalidTileSize { nb: 0 });
         }
         let nb = self.block_size(a.nrows(), a.ncols());
-        Ok(schedule::getrf_blocked(a, ipiv, nb))
+        Ok(match self.schedule {
+            LuSchedule::Join => schedule::getrf_blocked(a, ipiv, nb),
+            LuSchedule::Dataflow => dataflow::getrf_dataflow(a, ipiv, nb),
+        })
     }
 }

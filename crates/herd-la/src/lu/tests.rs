@@ -56,13 +56,36 @@ fn reference(a: &Mat<f64>) -> (Mat<f64>, Vec<usize>, Option<usize>) {
     (a, ipiv, info)
 }
 
-/// Factors a copy of `a` with panels of `nb` (the default when `None`).
-fn factor(a: &Mat<f64>, nb: Option<usize>) -> (Mat<f64>, Vec<usize>, Option<usize>) {
+/// Factors a copy of `a` with panels of `nb` (the default when `None`) and
+/// `schedule`.
+fn factor_with(
+    a: &Mat<f64>,
+    nb: Option<usize>,
+    schedule: LuSchedule,
+) -> (Mat<f64>, Vec<usize>, Option<usize>) {
     let mut lu = a.clone();
     let mut ipiv = vec![usize::MAX; a.nrows().min(a.ncols())];
-    let settings = nb.map_or(Getrf::new(), |nb| Getrf::new().block(nb));
+    let settings = nb.map_or(Getrf::new(), |nb| Getrf::new().block(nb)).schedule(schedule);
     let info = settings.run(lu.as_mut(), &mut ipiv).expect("valid arguments");
     (lu, ipiv, info)
+}
+
+/// [`factor_with`] with both schedules, which must agree (pivots, INFO,
+/// NaN positions, factors to rounding); the `Join` result.
+fn factor(a: &Mat<f64>, nb: Option<usize>) -> (Mat<f64>, Vec<usize>, Option<usize>) {
+    let joined = factor_with(a, nb, LuSchedule::Join);
+    let (lu, ipiv, info) = factor_with(a, nb, LuSchedule::Dataflow);
+    let shape = (a.nrows(), a.ncols());
+    assert_eq!(ipiv, joined.1, "{shape:?} nb={nb:?}: pivots of the two schedules");
+    assert_eq!(info, joined.2, "{shape:?} nb={nb:?}: INFO of the two schedules");
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            let (x, y) = (lu[(i, j)], joined.0[(i, j)]);
+            let same = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= 1e-12 * (1.0 + y.abs());
+            assert!(same, "{shape:?} nb={nb:?}: ({i}, {j}) {x} vs {y}");
+        }
+    }
+    joined
 }
 
 /// `‖P·L·U − A‖_F / (‖A‖_F·max(m, n)·ε)`, `P·L·U` formed explicitly.
