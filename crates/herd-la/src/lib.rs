@@ -8,8 +8,8 @@
 //!   block, the blocks spread with `herd::join` (module [`mod@gemm`]); the ATLAS paper's rank-K
 //!   update is `gemm(Op::NoTrans, Op::Trans, -1.0, a, b, 1.0, c)`.
 //! * [`getrf`] / [`Getrf`]: LU with partial pivoting (LAPACK's `dgetrf`, same `ipiv` up to
-//!   0-based indexing) as a blocked right-looking factorization with look-ahead on
-//!   `herd::join`; [`getrs`] solves with its factors (module [`lu`]).
+//!   0-based indexing) as a blocked right-looking factorization with look-ahead, column-tile
+//!   tasks on a `herd::scope` ([`LuSchedule`]); [`getrs`] solves with its factors (module [`lu`]).
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous

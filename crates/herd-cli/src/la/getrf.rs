@@ -1,5 +1,5 @@
 //! `herd la getrf`: herd's LU with partial pivoting (`herd_la::Getrf`,
-//! blocked with look-ahead on `herd::join`) against faer's parallel LU and
+//! blocked with look-ahead, tile tasks on the herd pool) against faer's parallel LU and
 //! OpenBLAS's threaded `dgetrf` in the same run, each factorization checked
 //! in `O(n²)` (`A·x` against `P·L·(U·x)`, `herd_la::getrf_probe`).
 
@@ -11,7 +11,7 @@ use crate::CliResult;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratch};
 use faer::{Mat, Par};
-use herd_la::{getrf_flops, getrf_probe, random_matrix, Getrf};
+use herd_la::{getrf_flops, getrf_probe, random_matrix, Getrf, LuSchedule};
 use serde_json::json;
 use std::time::Instant;
 
@@ -28,6 +28,28 @@ pub struct GetrfArgs {
     /// herd's panel width [default: herd_la::Getrf's, 256 columns].
     #[arg(long, value_parser = usize_in(1..=super::MAX_N))]
     nb: Option<usize>,
+    /// herd's schedule: column-tile tasks on a herd::scope, or depth-one
+    /// look-ahead with herd::join.
+    #[arg(long, value_enum, default_value_t = ScheduleArg::Dataflow)]
+    schedule: ScheduleArg,
+}
+
+/// `--schedule`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ScheduleArg {
+    /// Tile tasks spawned when their inputs are ready (no barrier between steps).
+    Dataflow,
+    /// Depth-one look-ahead, a join per step.
+    Join,
+}
+
+impl ScheduleArg {
+    fn lu(self) -> LuSchedule {
+        match self {
+            ScheduleArg::Dataflow => LuSchedule::Dataflow,
+            ScheduleArg::Join => LuSchedule::Join,
+        }
+    }
 }
 
 /// The `O(n²)` residual of the factors `lu`, `ipiv` of `a`.
@@ -91,7 +113,7 @@ pub fn getrf(args: &GetrfArgs) -> CliResult {
     let openblas = start_peers("getrf");
     let pool = herd::PoolBuilder::from_env()?.build()?;
     let threads = pool.num_threads();
-    let settings = args.nb.map_or(Getrf::new(), |nb| Getrf::new().block(nb));
+    let settings = args.nb.map_or(Getrf::new(), |nb| Getrf::new().block(nb)).schedule(args.schedule.lu());
     let bar = args.common.bar(args.common.reps * (2 + usize::from(openblas.is_some())));
     let mut results = Vec::new();
     for &n in &args.common.n {
@@ -99,7 +121,7 @@ pub fn getrf(args: &GetrfArgs) -> CliResult {
         let mut contenders = vec![
             Contender::new(
                 "herd",
-                format!("herd getrf, look-ahead on herd::join, nb = {}", settings.block_size(n, n)),
+                format!("herd getrf, {:?} schedule, nb = {}", args.schedule.lu(), settings.block_size(n, n)),
                 |_| herd_run(&pool, &a, settings),
             ),
             Contender::new("faer", format!("faer partial-pivoting LU, Par::rayon({threads})"), |_| {
@@ -120,7 +142,7 @@ pub fn getrf(args: &GetrfArgs) -> CliResult {
             );
         }
         let outcomes = contest::rounds(contenders, args.common.reps, &bar)?;
-        let extra = json!({"nb": settings.block_size(n, n)});
+        let extra = json!({"nb": settings.block_size(n, n), "schedule": format!("{:?}", args.schedule.lu())});
         let extra = extra.as_object().cloned().unwrap_or_default();
         results.push(Measured { n, flops: getrf_flops(n, n), outcomes, extra, note: String::new() });
     }
