@@ -26,6 +26,15 @@
 //! factored panel becomes a shared `MatRef` read by the updates. The
 //! interchanges of later panels are applied to the columns left of them
 //! after the scope, every panel's columns independently.
+//!
+//! Why a `herd::scope` rather than a herd-flow graph like the Cholesky's
+//! (`flow.rs`): herd-flow's steps are `'static` closures, so the matrix would
+//! have to be copied into owned tiles (`TiledMatrix`) and back, `O(n²)` extra
+//! memory and traffic; scope tasks borrow disjoint views of the caller's
+//! column-major matrix directly, without `unsafe`. What herd-flow would add —
+//! critical-path priorities — is approximated by the spawn order (the next
+//! panel's chain runs first on its participant, the others steal the older
+//! updates).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};

@@ -18,12 +18,12 @@
 //! applied to the columns left of it (L's columns, which nobody else touches
 //! then) beside the trailing update of step `k`, as LAPACK applies them.
 //!
-//! Why `herd::join` rather than a herd-flow graph: with look-ahead of depth
-//! one the dependencies are exactly "the next panel after its columns'
-//! update, the next step after both branches", which nested joins express
-//! with split borrows of one `MatMut` — no `unsafe`, no locks, no tile copy
-//! of the column-major matrix — while a deeper look-ahead would need a graph
-//! over column tiles (left for later; see the module's documentation).
+//! With look-ahead of depth one the dependencies are exactly "the next panel
+//! after its columns' update, the next step after both branches", which
+//! nested joins express with split borrows of one `MatMut` — no `unsafe`, no
+//! locks, no tile copy of the column-major matrix. The price is a join per
+//! step: the next step cannot start before the last piece of this one. The
+//! default schedule, `dataflow.rs`, has no such barrier.
 
 use faer::reborrow::IntoConst;
 use faer::{MatMut, MatRef};
