@@ -354,3 +354,19 @@ fn block_sizes() {
     assert_eq!(Getrf::new().block_size(0, 0), 1);
     assert_eq!(Getrf::new().block(64).block_size(10, 10), 64);
 }
+
+#[test]
+fn many_small_tiles_on_four_participants() {
+    // Dozens of tiles and hundreds of tasks per factorization: every
+    // interleaving the schedules allow must give the reference's pivots.
+    for (m, n, nb) in [(300, 300, 8), (301, 157, 5), (157, 301, 7)] {
+        let a = random_matrix(m, n, 61 + nb as u64);
+        let (want, want_piv, _) = reference(&a);
+        for _ in 0..5 {
+            let (lu, ipiv, info) = pool(4).install(|| factor(&a, Some(nb)));
+            assert_eq!(info, None);
+            assert_eq!(ipiv, want_piv, "{m}x{n} nb={nb}");
+            assert!(relative_diff(lu.as_ref(), want.as_ref()) < 1e-12, "{m}x{n} nb={nb}");
+        }
+    }
+}
