@@ -1,6 +1,6 @@
 //! `herd la`: dense linear algebra on herd against faer and OpenBLAS in the
-//! same run — `potrf` (tiled Cholesky on herd-flow), `gemm` (matrix
-//! multiply on the herd pool) and `getrf` (LU with partial pivoting). What the routines share: the options
+//! same run — `potrf` (tiled Cholesky on herd-flow) and `gemm` (matrix
+//! multiply on the herd pool). What the routines share: the options
 //! ([`CommonArgs`]), the rounds ([`contest`]), the OpenBLAS contender
 //! ([`openblas`]), the residual probe (`herd_la::probe_residual`, `O(n²)`)
 //! and the report ([`report`]).

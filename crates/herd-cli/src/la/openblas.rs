@@ -34,8 +34,6 @@ pub struct OpenBlas {
     dpotrf: Dpotrf,
     dgemm: Dgemm,
     set_threads: SetThreads,
-    /// `dgetrf_`, when the library has it.
-    dgetrf: Option<Dgetrf>,
     /// The file loaded.
     pub path: String,
 }
@@ -107,10 +105,8 @@ impl OpenBlas {
                     symbol::<SetThreads>(h, c"openblas_set_num_threads"),
                 )
             };
-            // SAFETY: the type is the C signature of LAPACK's dgetrf_.
-            let dgetrf = unsafe { symbol::<Dgetrf>(h, c"dgetrf_") };
             if let (Some(dpotrf), Some(dgemm), Some(set_threads)) = syms {
-                return Ok(OpenBlas { dpotrf, dgemm, set_threads, dgetrf, path: path.to_string() });
+                return Ok(OpenBlas { dpotrf, dgemm, set_threads, path: path.to_string() });
             }
             last = format!("{path} has no dpotrf_/dgemm_/openblas_set_num_threads");
         }
@@ -192,10 +188,33 @@ impl OpenBlas {
         Ok(secs)
     }
 
+    /// A symbol of the library already loaded, looked up when first needed
+    /// (so that routines added later need no field of their own).
+    ///
+    /// # Safety
+    /// `F` must be the function pointer type of the C function `sym` names.
+    unsafe fn lookup<F: Copy>(&self, sym: &std::ffi::CStr) -> CliResult<F> {
+        let missing = || CliError::Usage(format!("{} has no {}", self.path, sym.to_string_lossy()));
+        let c = std::ffi::CString::new(self.path.as_str()).map_err(|_| missing())?;
+        // SAFETY: RTLD_NOLOAD returns the handle of the library `load`
+        // loaded (and never closed) without loading anything.
+        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            return Err(missing());
+        }
+        // SAFETY: a live handle; the caller vouches for `F`.
+        let f = unsafe { symbol::<F>(h, sym) };
+        // SAFETY: drops only the reference this dlopen took; `load`'s
+        // reference keeps the library, and so `f`, loaded.
+        unsafe { libc::dlclose(h) };
+        f.ok_or_else(missing)
+    }
+
     /// `dgetrf` of a copy of `a` (any shape) on `threads` threads: the
     /// factors, the pivots made 0-based, LAPACK's `info` and seconds.
     pub fn getrf(&self, a: &Mat<f64>, threads: usize) -> CliResult<(Mat<f64>, Vec<usize>, i32, f64)> {
-        let dgetrf = self.dgetrf.ok_or_else(|| CliError::Usage(format!("{} has no dgetrf_", self.path)))?;
+        // SAFETY: `Dgetrf` is the C signature of LAPACK's dgetrf_.
+        let dgetrf = unsafe { self.lookup::<Dgetrf>(c"dgetrf_") }?;
         let mut lu = a.clone();
         let (m, n) = (lp64(lu.nrows())?, lp64(lu.ncols())?);
         let lda = leading(lu.nrows(), lu.col_stride())?;
