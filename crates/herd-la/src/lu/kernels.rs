@@ -83,6 +83,12 @@ pub(super) fn laswp_back(mut a: MatMut<'_, f64>, piv: &[usize], first: usize) {
 /// GEMM, the bottom factored recursively and its interchanges applied back
 /// to the left half — so most of the flops of a panel are in a GEMM.
 ///
+/// Used for the panels rather than faer's sequential partial-pivoting LU
+/// (`lu_in_place`, `Par::Seq`): on one Zen 4 core it was 8–15 % faster on
+/// 4000 × 256, 4000 × 128 and 2000 × 256 panels (minimum of 15 alternating
+/// runs each: 6.4 against 7.1 ms, 2.1 against 2.5, 3.0 against 3.2), and it
+/// gives LAPACK's interchanges directly where faer returns a permutation.
+///
 /// The GEMMs of the recursion are cut into at most `parts` row blocks spread
 /// with `herd::join` (see [`gemm_parts`]), so that idle participants can help
 /// with a panel on the critical path; `parts = 1` keeps it on the caller.
