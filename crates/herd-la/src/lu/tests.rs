@@ -370,3 +370,17 @@ fn many_small_tiles_on_four_participants() {
         }
     }
 }
+
+#[test]
+fn nested_in_a_parallel_region() {
+    // Two factorizations at once from inside a join on the same pool: they
+    // share its participants (no second team) and neither waits forever.
+    let (a, b) = (random_matrix(400, 400, 71), random_matrix(300, 350, 72));
+    let ((_, pa, _), (_, pb, _)) = (reference(&a), reference(&b));
+    let ((lu_a, ipiv_a, _), (lu_b, ipiv_b, _)) =
+        pool(2).install(|| herd::join(|| factor(&a, Some(48)), || factor(&b, Some(64))));
+    assert_eq!(ipiv_a, pa);
+    assert_eq!(ipiv_b, pb);
+    assert!(residual(&a, &lu_a, &ipiv_a) < THRESHOLD);
+    assert!(residual(&b, &lu_b, &ipiv_b) < THRESHOLD);
+}
