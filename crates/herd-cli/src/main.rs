@@ -121,6 +121,13 @@ enum LaCommand {
     /// Q·(R·x) for a random x, Q applied from the reflectors, scaled by
     /// ‖A‖, ‖x‖, n and ε.
     Geqrf(la::GeqrfArgs),
+    /// Factor a random matrix with herd's LU with partial pivoting.
+    ///
+    /// Prints GFLOP/s (LAPACK's count, 2n³/3) for herd_la::Getrf on the HERD_*
+    /// pool and, in the same run, faer's parallel LU and OpenBLAS's threaded
+    /// dgetrf with as many threads. Every factorization is checked in O(n²):
+    /// A·x against P·L·(U·x) for a random x, scaled by ‖A‖, n and ε.
+    Getrf(la::GetrfArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -165,6 +172,7 @@ fn main() -> ExitCode {
         Command::La(LaCommand::Potrf(args)) => la::potrf(&args),
         Command::La(LaCommand::Gemm(args)) => la::gemm(&args),
         Command::La(LaCommand::Geqrf(args)) => la::geqrf(&args),
+        Command::La(LaCommand::Getrf(args)) => la::getrf(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

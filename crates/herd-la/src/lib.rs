@@ -10,6 +10,9 @@
 //! * [`geqrf`] / [`orgqr`] / [`ormqr`] ([`Qr`] for the block size): Householder QR in
 //!   LAPACK's representation, blocked with a one-panel look-ahead on `herd::join`
 //!   (module [`mod@qr`]); [`Side`] says which side `op(Q)` multiplies.
+//! * [`getrf`] / [`Getrf`]: LU with partial pivoting (LAPACK's `dgetrf`, same `ipiv` up to
+//!   0-based indexing) as a blocked right-looking factorization with look-ahead, column-tile
+//!   tasks on a `herd::scope` ([`LuSchedule`]); [`getrs`] solves with its factors (module [`lu`]).
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous
@@ -49,6 +52,7 @@ pub mod cholesky;
 mod error;
 pub mod gemm;
 pub mod kernels;
+pub mod lu;
 pub mod probe;
 pub mod qr;
 mod rng;
@@ -61,6 +65,7 @@ pub use error::LaError;
 pub use flow::{potrf_flow, FlowReport};
 pub use gemm::{gemm, Blocking, Gemm, Op};
 pub use kernels::Backend;
+pub use lu::{getrf, getrf_probe, getrs, Getrf, LuSchedule};
 pub use probe::{probe_residual, Factor};
 pub use qr::{geqrf, orgqr, ormqr, qr_residual_probe, Qr, DEFAULT_QR_BLOCK};
 pub use rng::{random_matrix, random_spd};
@@ -72,6 +77,18 @@ pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
 pub fn potrf_flops(n: usize) -> f64 {
     let n = n as f64;
     n * n * n / 3.0
+}
+
+/// Floating-point operation count of an LU factorization of an `m × n`
+/// matrix, LAPACK's (`dopla`'s `DGETRF`) count of multiplications plus
+/// additions: `m·n² − n³/3 − n²/2 + 5n/6` for `m ≥ n` (the roles of `m` and
+/// `n` swapped otherwise); `2n³/3` to leading order for a square matrix. Used
+/// to report GFLOP/s.
+pub fn getrf_flops(m: usize, n: usize) -> f64 {
+    let (m, n) = (m.max(n) as f64, m.min(n) as f64);
+    let mults = 0.5 * m * n * n - n * n * n / 6.0 + 0.5 * m * n - n * n / 2.0 + 2.0 * n / 3.0;
+    let adds = 0.5 * m * n * n - n * n * n / 6.0 - 0.5 * m * n + n / 6.0;
+    mults + adds
 }
 
 /// Floating-point operation count of `C ← α·op(A)·op(B) + β·C` with `C`

@@ -8,12 +8,14 @@
 pub mod contest;
 mod gemm;
 mod geqrf;
+mod getrf;
 mod openblas;
 mod potrf;
 pub mod report;
 
 pub use gemm::{gemm, GemmArgs};
 pub use geqrf::{geqrf, GeqrfArgs};
+pub use getrf::{getrf, GetrfArgs};
 pub use potrf::{potrf, PotrfArgs};
 
 use crate::error::{usize_in, CliError};

@@ -35,6 +35,8 @@ type Dgeqrf = unsafe extern "C" fn(
     *const i32,
     *mut i32,
 );
+/// LAPACK's `dgetrf_`.
+type Dgetrf = unsafe extern "C" fn(*const i32, *const i32, *mut f64, *const i32, *mut i32, *mut i32);
 /// `openblas_set_num_threads`.
 type SetThreads = unsafe extern "C" fn(i32);
 
@@ -43,8 +45,6 @@ pub struct OpenBlas {
     dpotrf: Dpotrf,
     dgemm: Dgemm,
     set_threads: SetThreads,
-    /// `dgeqrf_`, when the library has it.
-    dgeqrf: Option<Dgeqrf>,
     /// The file loaded.
     pub path: String,
 }
@@ -116,10 +116,8 @@ impl OpenBlas {
                     symbol::<SetThreads>(h, c"openblas_set_num_threads"),
                 )
             };
-            // SAFETY: the type is the C signature of LAPACK's dgeqrf_.
-            let dgeqrf = unsafe { symbol::<Dgeqrf>(h, c"dgeqrf_") };
             if let (Some(dpotrf), Some(dgemm), Some(set_threads)) = syms {
-                return Ok(OpenBlas { dpotrf, dgemm, set_threads, dgeqrf, path: path.to_string() });
+                return Ok(OpenBlas { dpotrf, dgemm, set_threads, path: path.to_string() });
             }
             last = format!("{path} has no dpotrf_/dgemm_/openblas_set_num_threads");
         }
@@ -205,7 +203,8 @@ impl OpenBlas {
     /// first with `lwork = −1`, outside the timing): the factored matrix,
     /// `tau` and the seconds of the factorization.
     pub fn geqrf(&self, a: &Mat<f64>, threads: usize) -> CliResult<(Mat<f64>, Vec<f64>, f64)> {
-        let dgeqrf = self.dgeqrf.ok_or_else(|| CliError::Verify(format!("{} has no dgeqrf_", self.path)))?;
+        // SAFETY: `Dgeqrf` is the C signature of LAPACK's dgeqrf_.
+        let dgeqrf = unsafe { self.lookup::<Dgeqrf>(c"dgeqrf_") }?;
         let mut qr = a.clone();
         let (m, n) = (lp64(qr.nrows())?, lp64(qr.ncols())?);
         let lda = leading(qr.nrows(), qr.col_stride())?;
@@ -235,5 +234,53 @@ impl OpenBlas {
             return Err(CliError::Verify(format!("OpenBLAS dgeqrf: info = {info}")));
         }
         Ok((qr, tau, secs))
+    }
+
+    /// A symbol of the library already loaded, looked up when first needed
+    /// (so that routines added later need no field of their own).
+    ///
+    /// # Safety
+    /// `F` must be the function pointer type of the C function `sym` names.
+    unsafe fn lookup<F: Copy>(&self, sym: &std::ffi::CStr) -> CliResult<F> {
+        let missing = || CliError::Usage(format!("{} has no {}", self.path, sym.to_string_lossy()));
+        let c = std::ffi::CString::new(self.path.as_str()).map_err(|_| missing())?;
+        // SAFETY: RTLD_NOLOAD returns the handle of the library `load`
+        // loaded (and never closed) without loading anything.
+        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+        if h.is_null() {
+            return Err(missing());
+        }
+        // SAFETY: a live handle; the caller vouches for `F`.
+        let f = unsafe { symbol::<F>(h, sym) };
+        // SAFETY: drops only the reference this dlopen took; `load`'s
+        // reference keeps the library, and so `f`, loaded.
+        unsafe { libc::dlclose(h) };
+        f.ok_or_else(missing)
+    }
+
+    /// `dgetrf` of a copy of `a` (any shape) on `threads` threads: the
+    /// factors, the pivots made 0-based, LAPACK's `info` and seconds.
+    pub fn getrf(&self, a: &Mat<f64>, threads: usize) -> CliResult<(Mat<f64>, Vec<usize>, i32, f64)> {
+        // SAFETY: `Dgetrf` is the C signature of LAPACK's dgetrf_.
+        let dgetrf = unsafe { self.lookup::<Dgetrf>(c"dgetrf_") }?;
+        let mut lu = a.clone();
+        let (m, n) = (lp64(lu.nrows())?, lp64(lu.ncols())?);
+        let lda = leading(lu.nrows(), lu.col_stride())?;
+        let mut ipiv = vec![0i32; lu.nrows().min(lu.ncols())];
+        let mut info = 0i32;
+        // SAFETY: `lu` is m×n column-major (unit row stride) with leading
+        // dimension `lda`, and `ipiv` holds min(m, n) entries, as dgetrf
+        // reads and writes them; the thread count is positive.
+        let secs = unsafe {
+            (self.set_threads)(threads.max(1) as i32);
+            let start = Instant::now();
+            dgetrf(&m, &n, lu.as_ptr_mut(), &lda, ipiv.as_mut_ptr(), &mut info);
+            start.elapsed().as_secs_f64()
+        };
+        if info < 0 {
+            return Err(CliError::Verify(format!("OpenBLAS dgetrf: info = {info}")));
+        }
+        let ipiv = ipiv.iter().map(|&p| usize::try_from(p - 1).unwrap_or(usize::MAX)).collect();
+        Ok((lu, ipiv, info, secs))
     }
 }
