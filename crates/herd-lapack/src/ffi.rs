@@ -242,9 +242,15 @@ pub enum Routine {
     Orgqr,
     /// `dormqr_`, `LAPACKE_dormqr`.
     Ormqr,
+    /// `dgetrf_`, `LAPACKE_dgetrf`.
+    Getrf,
+    /// `dgetrs_`, `LAPACKE_dgetrs`.
+    Getrs,
+    /// `dgesv_`, `LAPACKE_dgesv`.
+    Gesv,
 }
 
-const ROUTINES: [&str; 5] = ["dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr"];
+const ROUTINES: [&str; 8] = ["dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr", "dgetrf", "dgetrs", "dgesv"];
 
 thread_local! {
     /// Calls made by this thread, per routine: per thread so that callers on

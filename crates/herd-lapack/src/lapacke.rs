@@ -5,7 +5,7 @@
 //! column-major on the same memory), so no layout needs a copy here.
 
 use crate::ffi::{self, guard, mat_mut, BadArg, Int, Routine, Uplo};
-use crate::lapack::potrf;
+use crate::lapack::{getrf_into, pivots, potrf, solve};
 use faer::{MatMut, MatRef};
 use herd_la::{geqrf, orgqr, ormqr, Op, Side};
 use std::ffi::c_char;
@@ -279,6 +279,121 @@ pub unsafe extern "C" fn LAPACKE_dormqr(
             return Ok(0);
         }
         ormqr(side, trans, a.as_ref(), tau, c).unwrap_or_else(|e| ffi::checked_twice(e));
+        Ok(0)
+    })
+}
+
+/// `LAPACKE_dgetrf`: `A = P·L·U` in either layout (`ipiv` 1-based, as
+/// `dgetrf_`); −4 when `A` holds a NaN, −5 for a bad `lda`; `i > 0` for an
+/// exactly zero `U(i, i)`.
+///
+/// # Safety
+/// `lapacke.h`'s contract: `a` holds the `m × n` matrix, `ipiv` `min(m, n)`.
+#[no_mangle]
+pub unsafe extern "C" fn LAPACKE_dgetrf(
+    layout: Int,
+    m: Int,
+    n: Int,
+    a: *mut f64,
+    lda: Int,
+    ipiv: *mut Int,
+) -> Int {
+    guard("LAPACKE_dgetrf", || {
+        let row = row_major(layout)?;
+        let (m, n) = (size(m, 2)?, size(n, 3)?);
+        // SAFETY: the caller's contract.
+        let a = unsafe { matrix(row, a, (m, n), lda, 5)? };
+        if nancheck() && has_nan(a.as_ref()) {
+            return Ok(-4);
+        }
+        ffi::count(Routine::Getrf);
+        // SAFETY: `ipiv` holds min(m, n) by the caller's contract.
+        unsafe { getrf_into(a, ipiv, 6) }
+    })
+}
+
+/// `LAPACKE_dgetrs`: solves `op(A)·X = B` with `dgetrf`'s factors in either
+/// layout; −5 (`a`) or −8 (`b`) for a NaN, −6/−9 for a bad `lda`/`ldb`, −7
+/// for pivots `dgetrf` could not have produced.
+///
+/// # Safety
+/// `lapacke.h`'s contract: `a` holds the `n × n` factors, `ipiv` `n`
+/// pivots, `b` the `n × nrhs` right-hand sides.
+#[no_mangle]
+pub unsafe extern "C" fn LAPACKE_dgetrs(
+    layout: Int,
+    trans: c_char,
+    n: Int,
+    nrhs: Int,
+    a: *const f64,
+    lda: Int,
+    ipiv: *const Int,
+    b: *mut f64,
+    ldb: Int,
+) -> Int {
+    guard("LAPACKE_dgetrs", || {
+        let row = row_major(layout)?;
+        let op = match (trans as u8).to_ascii_uppercase() {
+            b'N' => Op::NoTrans,
+            b'T' | b'C' => Op::Trans,
+            _ => return Err(BadArg(2)),
+        };
+        let (n, nrhs) = (size(n, 3)?, size(nrhs, 4)?);
+        // SAFETY: the caller's contract; `a` is only read.
+        let (a, b) =
+            unsafe { (matrix(row, a.cast_mut(), (n, n), lda, 6)?, matrix(row, b, (n, nrhs), ldb, 9)?) };
+        if nancheck() && has_nan(a.as_ref()) {
+            return Ok(-5);
+        }
+        if nancheck() && has_nan(b.as_ref()) {
+            return Ok(-8);
+        }
+        // SAFETY: `ipiv` holds n by the caller's contract.
+        let piv = unsafe { pivots(ipiv, n, 7)? };
+        ffi::count(Routine::Getrs);
+        solve(op, a.as_ref(), &piv, b, 7)?;
+        Ok(0)
+    })
+}
+
+/// `LAPACKE_dgesv`: solves `A·X = B` (`dgetrf` then `dgetrs`) in either
+/// layout; −4 (`a`) or −7 (`b`) for a NaN, −5/−8 for a bad `lda`/`ldb`;
+/// `i > 0` for an exactly zero `U(i, i)` (`B` then not solved).
+///
+/// # Safety
+/// `lapacke.h`'s contract: `a` holds the `n × n` matrix, `ipiv` `n`, `b` the
+/// `n × nrhs` right-hand sides.
+#[no_mangle]
+pub unsafe extern "C" fn LAPACKE_dgesv(
+    layout: Int,
+    n: Int,
+    nrhs: Int,
+    a: *mut f64,
+    lda: Int,
+    ipiv: *mut Int,
+    b: *mut f64,
+    ldb: Int,
+) -> Int {
+    guard("LAPACKE_dgesv", || {
+        let row = row_major(layout)?;
+        let (n, nrhs) = (size(n, 2)?, size(nrhs, 3)?);
+        // SAFETY: the caller's contract.
+        let (mut a, b) = unsafe { (matrix(row, a, (n, n), lda, 5)?, matrix(row, b, (n, nrhs), ldb, 8)?) };
+        if nancheck() && has_nan(a.as_ref()) {
+            return Ok(-4);
+        }
+        if nancheck() && has_nan(b.as_ref()) {
+            return Ok(-7);
+        }
+        ffi::count(Routine::Gesv);
+        // SAFETY: `ipiv` holds n by the caller's contract.
+        let info = unsafe { getrf_into(a.as_mut(), ipiv, 6)? };
+        if info != 0 || n == 0 || nrhs == 0 {
+            return Ok(info);
+        }
+        // SAFETY: as above; getrf_into wrote the n pivots.
+        let piv = unsafe { pivots(ipiv, n, 6)? };
+        solve(Op::NoTrans, a.as_ref(), &piv, b, 6)?;
         Ok(0)
     })
 }

@@ -486,3 +486,134 @@ fn lapacke_dgeqrf_row_major_equals_column_major_and_checks_nan() {
     };
     assert_eq!(info, -4);
 }
+
+#[test]
+fn dgetrf_dgetrs_dgesv_with_one_based_pivots() {
+    use herd_lapack::lapack::{dgesv_, dgetrf_, dgetrs_};
+    let n = 300usize;
+    let a = random_matrix(n, n, 21);
+    let x_true = random_matrix(n, 2, 22);
+    let b = &a * &x_true;
+    let ni = n as i32;
+    let (mut lu, mut ipiv, mut info) = (Padded::new(&a, n + 1), vec![0i32; n], 0);
+    // SAFETY: the buffers hold the shapes given.
+    unsafe { dgetrf_(&ni, &ni, lu.data.as_mut_ptr(), &lu.ld(), ipiv.as_mut_ptr(), &mut info) };
+    assert_eq!(info, 0);
+    assert!(ipiv.iter().enumerate().all(|(i, &p)| p as usize > i && p as usize <= n), "1-based, ≥ i + 1");
+    let mut x = Padded::new(&b, n);
+    // SAFETY: as above.
+    unsafe {
+        dgetrs_(
+            &ch(b'N'),
+            &ni,
+            &2,
+            lu.data.as_ptr(),
+            &lu.ld(),
+            ipiv.as_ptr(),
+            x.data.as_mut_ptr(),
+            &x.ld(),
+            &mut info,
+        )
+    };
+    assert_eq!(info, 0);
+    assert!(max_abs_diff(&x.mat(), &x_true) < 1e-9);
+    // A pivot DGETRF could not have produced is argument 6; A and B untouched.
+    let mut bad = ipiv.clone();
+    bad[3] = 1;
+    let mut y = Padded::new(&b, n);
+    // SAFETY: as above.
+    unsafe {
+        dgetrs_(
+            &ch(b'N'),
+            &ni,
+            &2,
+            lu.data.as_ptr(),
+            &lu.ld(),
+            bad.as_ptr(),
+            y.data.as_mut_ptr(),
+            &y.ld(),
+            &mut info,
+        )
+    };
+    assert_eq!(info, -6);
+    assert_eq!(y.mat(), b);
+    // DGESV = DGETRF + DGETRS.
+    let (mut a2, mut b2, mut p2) = (Padded::new(&a, n), Padded::new(&b, n), vec![0i32; n]);
+    // SAFETY: as above.
+    unsafe {
+        dgesv_(
+            &ni,
+            &2,
+            a2.data.as_mut_ptr(),
+            &a2.ld(),
+            p2.as_mut_ptr(),
+            b2.data.as_mut_ptr(),
+            &b2.ld(),
+            &mut info,
+        )
+    };
+    assert_eq!(info, 0);
+    assert_eq!(p2, ipiv);
+    assert!(max_abs_diff(&b2.mat(), &x_true) < 1e-9);
+    // Singular (a zero column 4): INFO = 5, B not solved.
+    let mut s = a.clone();
+    for i in 0..n {
+        s[(i, 4)] = 0.0;
+    }
+    let (mut s2, mut b3) = (Padded::new(&s, n), Padded::new(&b, n));
+    // SAFETY: as above.
+    unsafe {
+        dgesv_(
+            &ni,
+            &2,
+            s2.data.as_mut_ptr(),
+            &s2.ld(),
+            p2.as_mut_ptr(),
+            b3.data.as_mut_ptr(),
+            &b3.ld(),
+            &mut info,
+        )
+    };
+    assert_eq!(info, 5);
+    assert_eq!(b3.mat(), b);
+    // SAFETY: the bad LDB is caught first.
+    unsafe {
+        dgesv_(
+            &ni,
+            &2,
+            s2.data.as_mut_ptr(),
+            &s2.ld(),
+            p2.as_mut_ptr(),
+            b3.data.as_mut_ptr(),
+            &(ni - 1),
+            &mut info,
+        )
+    };
+    assert_eq!(info, -7);
+}
+
+#[test]
+fn lapacke_dgesv_row_major() {
+    use herd_lapack::lapacke::LAPACKE_dgesv;
+    let n = 40usize;
+    let a = random_matrix(n, n, 5);
+    let mut row: Vec<f64> = (0..n * n).map(|x| a[(x / n, x % n)]).collect();
+    // B = A·(1, 2, ..., n)ᵀ, one right-hand side, row-major (ldb = 1).
+    let mut b: Vec<f64> = (0..n).map(|i| (0..n).map(|j| a[(i, j)] * (j + 1) as f64).sum()).collect();
+    let mut ipiv = vec![0i32; n];
+    // SAFETY: the buffers hold the shapes given.
+    let info = unsafe {
+        LAPACKE_dgesv(
+            lapacke::ROW_MAJOR,
+            n as i32,
+            1,
+            row.as_mut_ptr(),
+            n as i32,
+            ipiv.as_mut_ptr(),
+            b.as_mut_ptr(),
+            1,
+        )
+    };
+    assert_eq!(info, 0);
+    assert!(b.iter().enumerate().all(|(i, x)| (x - (i + 1) as f64).abs() < 1e-9));
+}

@@ -114,10 +114,42 @@ def case_qr(out):
     return calls
 
 
-CASES = [case_numpy_cholesky, case_scipy_cholesky, case_gemm, case_qr]
+def case_lu(out):
+    calls = {"dgetrf": 0, "dgetrs": 0, "dgesv": 0}
+    for n in SIZES + [1000]:
+        a = rng(n + 500).standard_normal((n, n))
+        b = rng(n + 501).standard_normal((n, 3))
+        lu, piv = sl.lu_factor(a)  # dgetrf
+        out[f"sp_lu_{n}"] = lu
+        out[f"sp_piv_{n}"] = piv.astype(float)
+        x = sl.lu_solve((lu, piv), b)  # dgetrs
+        xt = sl.lu_solve((lu, piv), b, trans=1)
+        for (m, y, what) in ((a, x, "lu_solve"), (a.T, xt, "lu_solve trans")):
+            r = scaled(np.linalg.norm(m @ y - b), np.linalg.norm(m) * np.linalg.norm(y), n)
+            assert r < 30, f"{what} n={n}: residual {r}"
+        y = np.linalg.solve(a, b)  # dgesv
+        out[f"np_solve_{n}"] = y
+        inv = np.linalg.inv(a)  # dgesv with the identity
+        r = scaled(np.linalg.norm(a @ inv - np.eye(n)), np.linalg.norm(a) * np.linalg.norm(inv), n)
+        assert r < 30, f"inv n={n}: residual {r}"
+        out[f"np_det_{n}"] = np.array([np.linalg.slogdet(a)[1]])  # dgetrf
+        calls["dgetrf"] += 2
+        calls["dgetrs"] += 2
+        calls["dgesv"] += 2
+    # A singular matrix: SciPy warns with LAPACK's INFO, NumPy raises.
+    s = np.ones((4, 4))
+    try:
+        np.linalg.solve(s, np.ones(4))
+        raise AssertionError("a singular system was solved")
+    except np.linalg.LinAlgError:
+        pass
+    return calls
 
 
-ROUTINES = ("dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr")
+CASES = [case_numpy_cholesky, case_scipy_cholesky, case_gemm, case_qr, case_lu]
+
+
+ROUTINES = ("dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr", "dgetrf", "dgetrs", "dgesv")
 
 
 def herd_calls():
