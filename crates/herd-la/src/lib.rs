@@ -7,6 +7,12 @@
 //!   [`Op`]) for faer views: `C` cut into blocks ([`Blocking`]), one sequential faer matmul per
 //!   block, the blocks spread with `herd::join` (module [`mod@gemm`]); the ATLAS paper's rank-K
 //!   update is `gemm(Op::NoTrans, Op::Trans, -1.0, a, b, 1.0, c)`.
+//! * [`trsm`](trsm()) (`B ← α·op(A)⁻¹·B` or `α·B·op(A)⁻¹`, BLAS's `dtrsm`, [`trsm::Side`],
+//!   [`Uplo`], [`Diag`]) and [`syrk`](syrk()) (`C ← α·A·Aᵀ + β·C`, BLAS's `dsyrk`): whole-matrix
+//!   BLAS-3 on herd like `gemm`, one sequential faer kernel per block.
+//! * [`sygv`](sygv()): the generalized symmetric-definite eigenproblem `A·x = λ·B·x` (LAPACK's
+//!   `dsygv`, itype 1, jobz 'V', uplo 'L'): Cholesky on herd-flow, reduction to standard form
+//!   and back-transformation with `trsm` on herd, faer's sequential symmetric EVD between.
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous
@@ -42,15 +48,20 @@
 //! ```
 #![warn(missing_docs)]
 
+mod blas_enums;
 pub mod cholesky;
 mod error;
 pub mod gemm;
 pub mod kernels;
 pub mod probe;
 mod rng;
+pub mod sygv;
+pub mod syrk;
 pub mod tiled;
+pub mod trsm;
 
 mod flow;
+pub use blas_enums::{Diag, Uplo};
 pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual, residual_probe};
 pub use error::LaError;
 pub use flow::{potrf_flow, FlowReport};
@@ -58,7 +69,10 @@ pub use gemm::{gemm, Blocking, Gemm, Op};
 pub use kernels::Backend;
 pub use probe::{probe_residual, Factor};
 pub use rng::{random_matrix, random_spd};
+pub use sygv::{sygv, sygv_with_tile};
+pub use syrk::syrk;
 pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
+pub use trsm::trsm;
 
 /// Floating-point operation count of a Cholesky factorization of order `n`, the conventional
 /// `n³ / 3` (lower-order terms ignored), used to report GFLOP/s.
@@ -72,4 +86,17 @@ pub fn potrf_flops(n: usize) -> f64 {
 /// term), used to report GFLOP/s.
 pub fn gemm_flops(m: usize, n: usize, k: usize) -> f64 {
     2.0 * m as f64 * n as f64 * k as f64
+}
+
+/// Floating-point operation count of [`sygv()`] of order `n` (all eigenvalues
+/// and eigenvectors of `A·x = λ·B·x`), the conventional count of LAPACK's
+/// `dsygv` steps with the leading terms only: Cholesky of `B` `n³/3`,
+/// reduction to standard form `n³` (`dsygst`), tridiagonal reduction `4n³/3`,
+/// back-transformation of the eigenvectors by the Householder reflectors
+/// `2n³`, and the final triangular solve `n³` — `17n³/3` in all. The
+/// tridiagonal eigensolver (data-dependent, at most `O(n³)`) is not counted,
+/// nor the extra `n³` of herd's two-solve reduction.
+pub fn sygv_flops(n: usize) -> f64 {
+    let n = n as f64;
+    17.0 * n * n * n / 3.0
 }

@@ -1,0 +1,208 @@
+//! `sygv` checked with LAPACK's `dsgt01` measures — `‖A·Z − B·Z·Λ‖_F /
+//! (‖A‖_F·‖Z‖_F·n·ε)` and `‖Zᵀ·B·Z − I‖_F / (n·ε)`, both below 30 — and its
+//! eigenvalues against faer's standard EVD of `L⁻¹·A·L⁻ᵀ` formed directly,
+//! to 1e-10 relative; errors for every malformed argument.
+
+use super::*;
+use crate::probe::{frobenius, Part};
+use crate::random_matrix;
+use faer::linalg::matmul::matmul;
+use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
+use faer::{Accum, Par, Side as FaerSide};
+
+const THRESHOLD: f64 = 30.0;
+
+fn pool(threads: usize) -> herd::Pool {
+    herd::Pool::builder().num_threads(threads).build().expect("a test pool")
+}
+
+/// A random symmetric `A` (entries in `(-2, 2)`).
+fn sym(n: usize, seed: u64) -> Mat<f64> {
+    let r = random_matrix(n, n, seed);
+    Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)])
+}
+
+/// A random symmetric positive definite `B = R·Rᵀ/n + I/2`, far from
+/// diagonal (condition number of a few tens).
+fn spd(n: usize, seed: u64) -> Mat<f64> {
+    let r = random_matrix(n, n, seed);
+    let mut b = Mat::from_fn(n, n, |i, j| if i == j { 0.5 } else { 0.0 });
+    if n > 0 {
+        matmul(b.as_mut(), Accum::Add, r.as_ref(), r.transpose(), 1.0 / n as f64, Par::Seq);
+    }
+    b
+}
+
+fn mul(x: MatRef<'_, f64>, y: MatRef<'_, f64>) -> Mat<f64> {
+    let mut out = Mat::zeros(x.nrows(), y.ncols());
+    matmul(out.as_mut(), Accum::Replace, x, y, 1.0, Par::Seq);
+    out
+}
+
+/// The eigenvalues of `L⁻¹·A·L⁻ᵀ` formed directly with faer (sequential).
+fn reference_eigenvalues(a: &Mat<f64>, b: &Mat<f64>) -> Vec<f64> {
+    let n = a.nrows();
+    if n == 0 {
+        return Vec::new();
+    }
+    let l = b.llt(FaerSide::Lower).expect("B is SPD").L().to_owned();
+    let mut x = a.clone();
+    solve_lower_triangular_in_place(l.as_ref(), x.as_mut(), Par::Seq);
+    let mut c = x.transpose().to_owned();
+    solve_lower_triangular_in_place(l.as_ref(), c.as_mut(), Par::Seq);
+    let c = Mat::from_fn(n, n, |i, j| 0.5 * (c[(i, j)] + c[(j, i)]));
+    let mut w = c.self_adjoint_eigenvalues(FaerSide::Lower).expect("converges");
+    w.sort_by(f64::total_cmp);
+    w
+}
+
+/// `err / scale`, or `err` for a zero scale (the empty matrix).
+fn ratio(err: f64, scale: f64) -> f64 {
+    if scale == 0.0 {
+        err
+    } else {
+        err / scale
+    }
+}
+
+/// Runs `sygv_with_tile` on `threads` participants and checks everything.
+fn check(threads: usize, n: usize, nb: usize) {
+    let (a, b) = (sym(n, 100 + n as u64), spd(n, 200 + n as u64));
+    let (mut z, mut l, mut w) = (a.clone(), b.clone(), vec![f64::NAN; n]);
+    // The strict upper triangles are not read: poison them.
+    for j in 0..n {
+        for i in 0..j {
+            z[(i, j)] = f64::NAN;
+            l[(i, j)] = f64::NAN;
+        }
+    }
+    pool(threads).install(|| sygv_with_tile(z.as_mut(), l.as_mut(), &mut w, nb)).expect("a definite pencil");
+    let what = format!("n {n} nb {nb} on {threads}");
+    assert!(w.windows(2).all(|p| p[0] <= p[1]), "{what}: eigenvalues not ascending");
+    // b holds L below the diagonal, its upper triangle untouched.
+    for j in 0..n {
+        for i in 0..j {
+            assert!(l[(i, j)].is_nan(), "{what}: b's upper triangle written at ({i}, {j})");
+        }
+    }
+    let lower = Mat::from_fn(n, n, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
+    let llt = mul(lower.as_ref(), lower.transpose());
+    let eps = f64::EPSILON;
+    let nf = n.max(1) as f64;
+    let chol =
+        ratio(frobenius((&llt - &b).as_ref(), Part::Full), frobenius(b.as_ref(), Part::Full) * nf * eps);
+    assert!(chol < THRESHOLD, "{what}: ‖L·Lᵀ − B‖ ratio {chol}");
+    // A·Z − B·Z·Λ
+    let az = mul(a.as_ref(), z.as_ref());
+    let bz = mul(b.as_ref(), z.as_ref());
+    let r = Mat::from_fn(n, n, |i, j| az[(i, j)] - bz[(i, j)] * w[j]);
+    let scale = frobenius(a.as_ref(), Part::Full) * frobenius(z.as_ref(), Part::Full) * nf * eps;
+    let res = ratio(frobenius(r.as_ref(), Part::Full), scale);
+    assert!(res < THRESHOLD, "{what}: ‖A·Z − B·Z·Λ‖ ratio {res}");
+    // Zᵀ·B·Z − I
+    let ztbz = mul(z.transpose(), bz.as_ref());
+    let orth = Mat::from_fn(n, n, |i, j| ztbz[(i, j)] - if i == j { 1.0 } else { 0.0 });
+    let orth = frobenius(orth.as_ref(), Part::Full) / (nf * eps);
+    assert!(orth < THRESHOLD, "{what}: ‖Zᵀ·B·Z − I‖ ratio {orth}");
+    // The eigenvalues against the reference.
+    let want = reference_eigenvalues(&a, &b);
+    let big = want.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
+    for (i, (got, want)) in w.iter().zip(&want).enumerate() {
+        assert!((got - want).abs() <= 1e-10 * big, "{what}: λ{i} = {got}, reference {want}");
+    }
+}
+
+#[test]
+fn lapack_sizes_on_two_participants() {
+    for n in [0, 1, 2, 7, 64, 65, 513] {
+        check(2, n, 32);
+    }
+}
+
+#[test]
+fn tile_sizes_that_do_and_do_not_divide() {
+    check(2, 64, 64);
+    check(2, 64, 16);
+    check(2, 65, 64);
+    check(2, 65, 1000);
+    check(2, 513, 171);
+    check(2, 513, 128);
+}
+
+#[test]
+fn pools_of_1_2_4() {
+    for threads in [1, 2, 4] {
+        check(threads, 65, 16);
+        check(threads, 300, 64);
+    }
+}
+
+#[test]
+fn default_tiles() {
+    let n = 200;
+    let (a, b) = (sym(n, 1), spd(n, 2));
+    let (mut z, mut l, mut w) = (a.clone(), b.clone(), vec![0.0; n]);
+    pool(2).install(|| sygv(z.as_mut(), l.as_mut(), &mut w)).expect("definite");
+    let want = reference_eigenvalues(&a, &b);
+    assert!(w.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-10 * want[n - 1].abs().max(want[0].abs())));
+}
+
+#[test]
+fn b_not_positive_definite_names_the_column() {
+    let n = 65;
+    let a = sym(n, 3);
+    let mut b = crate::random_spd(n, 4);
+    b[(37, 37)] = -1.0;
+    let (mut z, mut l, mut w) = (a.clone(), b.clone(), vec![0.0; n]);
+    let e = pool(2).install(|| sygv_with_tile(z.as_mut(), l.as_mut(), &mut w, 16));
+    assert_eq!(e, Err(LaError::NotPositiveDefinite { column: 37 }));
+    assert!(l == b, "b must be unchanged");
+    // A zero pivot in the very first column.
+    let mut b = crate::random_spd(n, 4);
+    b[(0, 0)] = 0.0;
+    let mut l = b.clone();
+    let e = sygv(z.as_mut(), l.as_mut(), &mut w);
+    assert_eq!(e, Err(LaError::NotPositiveDefinite { column: 0 }));
+}
+
+#[test]
+fn non_finite_inputs() {
+    let n = 20;
+    let (a, b) = (sym(n, 5), spd(n, 6));
+    let mut w = vec![0.0; n];
+    let (mut z, mut l) = (a.clone(), b.clone());
+    z[(9, 4)] = f64::NAN;
+    z[(15, 12)] = f64::INFINITY;
+    assert_eq!(sygv(z.as_mut(), l.as_mut(), &mut w), Err(LaError::NonFinite { row: 9, col: 4 }));
+    let (mut z, mut l) = (a.clone(), b.clone());
+    l[(7, 7)] = f64::NEG_INFINITY;
+    assert_eq!(sygv(z.as_mut(), l.as_mut(), &mut w), Err(LaError::NonFinite { row: 7, col: 7 }));
+    assert!(l[(7, 7)] == f64::NEG_INFINITY && l[(8, 7)] == b[(8, 7)], "b unchanged");
+    // NaN in A and B above the diagonal is never read.
+    let (mut z, mut l) = (a.clone(), b.clone());
+    z[(2, 11)] = f64::NAN;
+    l[(3, 19)] = f64::NAN;
+    sygv(z.as_mut(), l.as_mut(), &mut w).expect("upper triangles are not read");
+    assert!(w.iter().all(|x| x.is_finite()));
+}
+
+#[test]
+fn malformed_arguments_are_named() {
+    let named = |r: Result<(), LaError>, name: &str| match r {
+        Err(LaError::InvalidArgument { argument, .. }) => assert_eq!(argument, name),
+        other => panic!("expected an error naming {name}, got {other:?}"),
+    };
+    let mut w = vec![0.0; 4];
+    let (mut a, mut b) = (Mat::<f64>::zeros(4, 5), Mat::<f64>::identity(4, 4));
+    named(sygv(a.as_mut(), b.as_mut(), &mut w), "a");
+    let (mut a, mut b) = (Mat::<f64>::identity(4, 4), Mat::<f64>::identity(4, 3));
+    named(sygv(a.as_mut(), b.as_mut(), &mut w), "b");
+    let mut b = Mat::<f64>::identity(5, 5);
+    named(sygv(a.as_mut(), b.as_mut(), &mut w), "b");
+    let mut b = Mat::<f64>::identity(4, 4);
+    named(sygv(a.as_mut(), b.as_mut(), &mut w[..3]), "w");
+    assert_eq!(sygv_with_tile(a.as_mut(), b.as_mut(), &mut w, 0), Err(LaError::InvalidTileSize { nb: 0 }));
+    // The identity pencil: eigenvalues 1, eigenvectors the identity up to signs.
+    sygv(a.as_mut(), b.as_mut(), &mut w).expect("I·x = λ·I·x");
+    assert!(w.iter().all(|&x| (x - 1.0).abs() < 1e-15));
+}
