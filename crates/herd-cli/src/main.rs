@@ -113,6 +113,15 @@ enum LaCommand {
     /// A·(op(B)·x) for a random x, scaled by the norms, the inner dimension
     /// and ε.
     Gemm(la::GemmArgs),
+    /// Solve a random generalized symmetric-definite eigenproblem A·x = λ·B·x.
+    ///
+    /// All eigenvalues and eigenvectors (LAPACK's dsygv, itype 1, jobz V,
+    /// uplo L) with herd_la::sygv on the HERD_* pool, and in the same run
+    /// faer's parallel Cholesky + self-adjoint EVD and OpenBLAS's threaded
+    /// dsygv with as many threads; 17n³/3 flops. Every result is checked in
+    /// O(n²) (A·(Z·x) against B·((Z·Λ)·x) for a random x) and the
+    /// eigenvalues are compared with OpenBLAS's.
+    Sygv(la::SygvArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -156,6 +165,7 @@ fn main() -> ExitCode {
         Command::Trace(TraceCommand::Analyze(args)) => trace_cmd::analyze::run(&args),
         Command::La(LaCommand::Potrf(args)) => la::potrf(&args),
         Command::La(LaCommand::Gemm(args)) => la::gemm(&args),
+        Command::La(LaCommand::Sygv(args)) => la::sygv(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

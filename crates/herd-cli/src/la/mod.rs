@@ -10,9 +10,11 @@ mod gemm;
 mod openblas;
 mod potrf;
 pub mod report;
+mod sygv;
 
 pub use gemm::{gemm, GemmArgs};
 pub use potrf::{potrf, PotrfArgs};
+pub use sygv::{sygv, SygvArgs};
 
 use crate::error::{usize_in, CliError};
 use crate::plot;
