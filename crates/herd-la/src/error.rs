@@ -48,9 +48,4 @@ pub enum LaError {
         /// The rejected tile size.
         nb: usize,
     },
-    /// An iterative eigensolver did not converge (LAPACK's `dsyev`/`dsygv`
-    /// `INFO = i` with `0 < i ≤ n`; faer does not say how many off-diagonal
-    /// elements were left).
-    #[error("the eigensolver did not converge")]
-    NoConvergence,
 }

@@ -12,7 +12,8 @@
 //!   BLAS-3 on herd like `gemm`, one sequential faer kernel per block.
 //! * [`sygv`](sygv()): the generalized symmetric-definite eigenproblem `A·x = λ·B·x` (LAPACK's
 //!   `dsygv`, itype 1, jobz 'V', uplo 'L'): Cholesky on herd-flow, reduction to standard form
-//!   and back-transformation with `trsm` on herd, faer's sequential symmetric EVD between.
+//!   and back-transformation with `trsm` on herd; between them faer's sequential tridiagonal
+//!   reduction, then bisection, inverse iteration and the Householder back-transformation on herd.
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous

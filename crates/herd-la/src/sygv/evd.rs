@@ -1,50 +1,75 @@
-//! Step 3 of `sygv`: the symmetric eigendecomposition `C = Z·Λ·Zᵀ` with
-//! faer's self-adjoint EVD (`faer::linalg::evd::self_adjoint_evd`), on one
-//! participant (`Par::Seq`): Householder tridiagonal reduction (`4n³/3`
-//! flops, half of them in memory-bound symmetric matrix–vector products),
-//! divide and conquer on the tridiagonal matrix, and the back-transformation
-//! of its eigenvectors by the Householder reflectors (`2n³`).
+//! Step 3 of `sygv`: the symmetric eigendecomposition `C = Z·Λ·Zᵀ`.
 //!
-//! This is the sequential part of `sygv`. On herd it would need: a
-//! two-stage reduction (dense → band by tiled QR-like steps, which are
-//! BLAS-3 and parallel over tiles as a herd-flow graph; band → tridiagonal
-//! by bulge chasing, pipelined over sweeps), a parallel divide and conquer
-//! (the two halves of each split are independent: `herd::join`), and the
-//! back-transformations applied to column blocks of `Z` (independent, like
-//! the right-hand sides of `trsm`). faer 0.24 does not expose its
-//! tridiagonal eigensolver separately (`tridiag_evd` is crate-private), so
-//! not even the last step can be split off here without reimplementing it.
+//! 1. `C = Q·T·Qᵀ`: faer's Householder tridiagonal reduction
+//!    (`faer::linalg::evd::tridiag::tridiag_in_place`), **sequential**
+//!    (`Par::Seq`): `4n³/3` flops, half of them in memory-bound symmetric
+//!    matrix–vector products;
+//! 2. `T = V·Λ·Vᵀ` on herd (`tridiagonal.rs`): bisection and inverse
+//!    iteration, parallel over eigenvalues and clusters, `O(n²)`;
+//! 3. `Z = Q·V` on herd: the Householder reflectors applied to column blocks
+//!    of `V` (independent, like the right-hand sides of `trsm`), each block
+//!    by faer's sequential blocked Householder application (`2n³` flops in
+//!    all).
+//!
+//! What the first step would need on herd: a two-stage reduction — dense to
+//! band by tiled QR-like steps (BLAS-3, parallel over tiles as a herd-flow
+//! graph, the way the Cholesky is), then band to tridiagonal by bulge
+//! chasing, pipelined over sweeps — and the back-transformation of the
+//! second stage's reflectors (again over column blocks of `V`).
 
-use faer::diag::Diag;
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::evd::{self_adjoint_evd, self_adjoint_evd_scratch, ComputeEigenvectors};
-use faer::{MatMut, MatRef, Par};
+use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
+use faer::linalg::householder::{
+    apply_block_householder_sequence_on_the_left_in_place_scratch,
+    apply_block_householder_sequence_on_the_left_in_place_with_conj,
+};
+use faer::linalg::qr::no_pivoting::factor::recommended_block_size;
+use faer::{Conj, Mat, MatMut, Par};
 
-use crate::LaError;
+use super::{copy, tridiagonal};
 
-/// Eigenvalues of the symmetric `c` (lower triangle read) into `w`,
-/// ascending, and the orthonormal eigenvectors into the columns of `z`.
-///
-/// # Errors
-/// [`LaError::NoConvergence`] when the tridiagonal eigensolver does not
-/// converge.
-pub(super) fn eigen(c: MatRef<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64>) -> Result<(), LaError> {
+/// Eigenvalues of the symmetric `c` (lower triangle read; overwritten by
+/// the Householder reflectors) into `w`, ascending, and the orthonormal
+/// eigenvectors into the columns of `z`.
+pub(super) fn eigen(mut c: MatMut<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64>) {
     let n = c.nrows();
-    let mut s = Diag::<f64>::zeros(n);
-    let req = self_adjoint_evd_scratch::<f64>(n, ComputeEigenvectors::Yes, Par::Seq, Default::default());
-    let mut mem = MemBuffer::new(req);
-    self_adjoint_evd(c, s.as_mut(), Some(z.as_mut()), Par::Seq, MemStack::new(&mut mem), Default::default())
-        .map_err(|_| LaError::NoConvergence)?;
-    let s = s.column_vector();
-    for (i, w) in w.iter_mut().enumerate() {
-        *w = s[i];
+    if n == 0 {
+        return;
     }
-    sort_ascending(w, z);
-    Ok(())
+    let bs = recommended_block_size::<f64>(n, n);
+    let mut h = Mat::<f64>::zeros(bs, n - 1);
+    {
+        let mut mem = MemBuffer::new(tridiag_in_place_scratch::<f64>(n, Par::Seq, Default::default()));
+        tridiag_in_place(c.as_mut(), h.as_mut(), Par::Seq, MemStack::new(&mut mem), Default::default());
+    }
+    let d: Vec<f64> = (0..n).map(|i| c[(i, i)]).collect();
+    let e: Vec<f64> = (0..n - 1).map(|i| c[(i + 1, i)]).collect();
+    tridiagonal::eigen(&d, &e, w, z.as_mut());
+    sort_ascending(w, z.as_mut());
+    if n > 1 {
+        let basis = c.as_ref().submatrix(1, 0, n - 1, n - 1);
+        let factor = h.as_ref();
+        copy::for_each_col_block(z, copy::width(n), &|block: MatMut<'_, f64>, _| {
+            let req = apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
+                n - 1,
+                bs,
+                block.ncols(),
+            );
+            let mut mem = MemBuffer::new(req);
+            apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                basis,
+                factor,
+                Conj::No,
+                block.subrows_mut(1, n - 1),
+                Par::Seq,
+                MemStack::new(&mut mem),
+            );
+        });
+    }
 }
 
 /// Sorts `w` ascending and permutes the columns of `z` with it (a no-op
-/// when `w` is sorted already, as faer returns it).
+/// when `w` is sorted already, as it is unless `T` split into blocks).
 fn sort_ascending(w: &mut [f64], mut z: MatMut<'_, f64>) {
     if w.windows(2).all(|p| p[0] <= p[1]) {
         return;
@@ -54,6 +79,12 @@ fn sort_ascending(w: &mut [f64], mut z: MatMut<'_, f64>) {
     let (ws, zs) = (w.to_vec(), z.to_owned());
     for (dst, &src) in order.iter().enumerate() {
         w[dst] = ws[src];
-        z.as_mut().col_mut(dst).copy_from(zs.col(src));
     }
+    let zs = zs.as_ref();
+    let order = &order;
+    copy::for_each_col_block(z.as_mut(), copy::width(w.len()), &|mut block: MatMut<'_, f64>, col0| {
+        for c in 0..block.ncols() {
+            block.as_mut().col_mut(c).copy_from(zs.col(order[col0 + c]));
+        }
+    });
 }

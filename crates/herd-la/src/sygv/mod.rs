@@ -9,9 +9,12 @@
 //!    asynchronous, critical-path priorities;
 //! 2. `C = L⁻¹·A·L⁻ᵀ` (`standard.rs`): two whole-matrix triangular solves
 //!    with [`trsm`](crate::trsm()) on herd — parallel over column blocks;
-//! 3. `C = Z·Λ·Zᵀ` (`evd.rs`): faer's self-adjoint EVD, **sequential**
-//!    (`Par::Seq`: tridiagonal reduction, divide and conquer,
-//!    back-transformation; what herd would need is in `evd.rs`);
+//! 3. `C = Z·Λ·Zᵀ` (`evd.rs`): faer's Householder tridiagonal reduction
+//!    `C = Q·T·Qᵀ`, **sequential** (`Par::Seq`; what herd would need is in
+//!    `evd.rs`), then on herd: the eigenvalues of `T` by bisection and its
+//!    eigenvectors `V` by inverse iteration (`tridiagonal.rs`, parallel over
+//!    eigenvalues and clusters, `O(n²)`), and `Z = Q·V` over column blocks of
+//!    `V`;
 //! 4. `X = L⁻ᵀ·Z`: one triangular solve with `trsm` on herd.
 //!
 //! The steps are **bulk-synchronous** for now: each starts when the one
@@ -27,6 +30,7 @@ mod factor;
 mod standard;
 #[cfg(test)]
 mod tests;
+mod tridiagonal;
 
 use faer::{Mat, MatMut, MatRef};
 
@@ -68,9 +72,7 @@ const TILE: usize = 256;
 ///   order) of `A`'s lower triangle, then of `B`'s;
 /// * [`LaError::NotPositiveDefinite`] with the 0-based column whose pivot
 ///   failed in the Cholesky factorization of `B` (LAPACK's `INFO = n +
-///   column + 1`); `b` is unchanged;
-/// * [`LaError::NoConvergence`] when the tridiagonal eigensolver fails
-///   (`b` holds `L`, `a` and `w` are unspecified).
+///   column + 1`); `b` is unchanged.
 pub fn sygv(a: MatMut<'_, f64>, b: MatMut<'_, f64>, w: &mut [f64]) -> Result<(), LaError> {
     let n = a.nrows();
     let nb = if n < 4 * TILE { TILE / 2 } else { TILE };
@@ -104,7 +106,7 @@ pub fn sygv_with_tile(
     let l = b.as_ref();
     let mut s = Mat::<f64>::zeros(n, n);
     standard::reduce(a.as_mut(), l, s.as_mut())?;
-    evd::eigen(a.as_ref(), w, s.as_mut())?;
+    evd::eigen(a.as_mut(), w, s.as_mut());
     {
         let s = s.as_ref();
         copy::for_each_col_block(a.as_mut(), copy::width(n), &|mut block: MatMut<'_, f64>, col0| {

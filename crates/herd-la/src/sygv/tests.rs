@@ -68,6 +68,12 @@ fn ratio(err: f64, scale: f64) -> f64 {
 /// Runs `sygv_with_tile` on `threads` participants and checks everything.
 fn check(threads: usize, n: usize, nb: usize) {
     let (a, b) = (sym(n, 100 + n as u64), spd(n, 200 + n as u64));
+    check_pencil(&a, &b, threads, nb, &format!("n {n} nb {nb} on {threads}"));
+}
+
+/// Runs `sygv_with_tile` on the pencil `(a, b)` and checks everything.
+fn check_pencil(a: &Mat<f64>, b: &Mat<f64>, threads: usize, nb: usize, what: &str) {
+    let n = a.nrows();
     let (mut z, mut l, mut w) = (a.clone(), b.clone(), vec![f64::NAN; n]);
     // The strict upper triangles are not read: poison them.
     for j in 0..n {
@@ -77,7 +83,6 @@ fn check(threads: usize, n: usize, nb: usize) {
         }
     }
     pool(threads).install(|| sygv_with_tile(z.as_mut(), l.as_mut(), &mut w, nb)).expect("a definite pencil");
-    let what = format!("n {n} nb {nb} on {threads}");
     assert!(w.windows(2).all(|p| p[0] <= p[1]), "{what}: eigenvalues not ascending");
     // b holds L below the diagonal, its upper triangle untouched.
     for j in 0..n {
@@ -90,7 +95,7 @@ fn check(threads: usize, n: usize, nb: usize) {
     let eps = f64::EPSILON;
     let nf = n.max(1) as f64;
     let chol =
-        ratio(frobenius((&llt - &b).as_ref(), Part::Full), frobenius(b.as_ref(), Part::Full) * nf * eps);
+        ratio(frobenius((&llt - b).as_ref(), Part::Full), frobenius(b.as_ref(), Part::Full) * nf * eps);
     assert!(chol < THRESHOLD, "{what}: ‖L·Lᵀ − B‖ ratio {chol}");
     // A·Z − B·Z·Λ
     let az = mul(a.as_ref(), z.as_ref());
@@ -105,7 +110,7 @@ fn check(threads: usize, n: usize, nb: usize) {
     let orth = frobenius(orth.as_ref(), Part::Full) / (nf * eps);
     assert!(orth < THRESHOLD, "{what}: ‖Zᵀ·B·Z − I‖ ratio {orth}");
     // The eigenvalues against the reference.
-    let want = reference_eigenvalues(&a, &b);
+    let want = reference_eigenvalues(a, b);
     let big = want.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(f64::MIN_POSITIVE);
     for (i, (got, want)) in w.iter().zip(&want).enumerate() {
         assert!((got - want).abs() <= 1e-10 * big, "{what}: λ{i} = {got}, reference {want}");
@@ -205,4 +210,48 @@ fn malformed_arguments_are_named() {
     // The identity pencil: eigenvalues 1, eigenvectors the identity up to signs.
     sygv(a.as_mut(), b.as_mut(), &mut w).expect("I·x = λ·I·x");
     assert!(w.iter().all(|&x| (x - 1.0).abs() < 1e-15));
+}
+
+/// `Q·diag(λ)·Qᵀ` with a random orthogonal `Q` (faer's QR of a random matrix).
+fn with_spectrum(lambda: &[f64], seed: u64) -> Mat<f64> {
+    let n = lambda.len();
+    let q = random_matrix(n, n, seed).qr().compute_Q();
+    let ql = Mat::from_fn(n, n, |i, j| q[(i, j)] * lambda[j]);
+    let a = mul(ql.as_ref(), q.transpose());
+    Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]))
+}
+
+/// Spectra that make inverse iteration work: tight clusters, exactly
+/// repeated eigenvalues, Wilkinson's nearly-equal pairs, a zero matrix (the
+/// tridiagonal matrix splits into 1 × 1 blocks). With `B = I`, `C = A`.
+#[test]
+fn clustered_and_repeated_eigenvalues() {
+    let n = 300;
+    let id = Mat::<f64>::identity(n, n);
+    let clusters: Vec<f64> = (0..n).map(|i| (i / 30) as f64 + 1e-13 * i as f64).collect();
+    check_pencil(&with_spectrum(&clusters, 1), &id, 2, 64, "10 clusters of 30 within 3e-12");
+    let two: Vec<f64> = (0..n).map(|i| if i % 3 == 0 { -1.0 } else { 1.0 }).collect();
+    check_pencil(&with_spectrum(&two, 2), &id, 2, 64, "eigenvalues ±1 only");
+    let mut one_big = vec![0.0; n];
+    one_big[7] = 5.0;
+    check_pencil(&with_spectrum(&one_big, 3), &id, 4, 64, "rank one");
+    check_pencil(&Mat::zeros(n, n), &id, 2, 64, "A = 0");
+    check_pencil(&id, &id, 2, 64, "A = B = I");
+    // A diagonal A with repeated entries and a non-trivial B.
+    let diag = Mat::from_fn(n, n, |i, j| if i == j { (i % 4) as f64 } else { 0.0 });
+    check_pencil(&diag, &spd(n, 9), 2, 64, "diagonal A, random B");
+    // Wilkinson's W+: tridiagonal, d = |m − i|, e = 1, pairs equal to many digits.
+    for m in [10, 100] {
+        let k = 2 * m + 1;
+        let w = Mat::from_fn(k, k, |i, j| {
+            if i == j {
+                (m as f64 - i as f64).abs()
+            } else if i.abs_diff(j) == 1 {
+                1.0
+            } else {
+                0.0
+            }
+        });
+        check_pencil(&w, &Mat::identity(k, k), 2, 16, &format!("Wilkinson W+ of order {k}"));
+    }
 }
