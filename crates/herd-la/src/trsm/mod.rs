@@ -12,6 +12,10 @@
 //! `herd::join` (`blocks.rs`); `A` is shared read-only. The split adds no
 //! synchronisation beyond the joins (depth `log₂` of the block count).
 //!
+//! With fewer right-hand sides than that gives every participant a block,
+//! the solve runs by row blocks instead, the updates between them by the
+//! parallel `gemm` (`substitution.rs`).
+//!
 //! A right-side solve `X·op(A) = α·B` is the left-side solve
 //! `op(A)ᵀ·Xᵀ = α·Bᵀ` on the transposed view of `B` (only strides change).
 //!
@@ -21,6 +25,7 @@
 //! [`Diag::Unit`], are never read.
 
 mod blocks;
+mod substitution;
 #[cfg(test)]
 mod tests;
 
@@ -107,8 +112,11 @@ pub fn trsm(
     };
     let lower = (uplo == Uplo::Lower) != t_transposed;
     let kind = Kind { lower, unit: diag == Diag::Unit };
-    let width = blocks::width(t.nrows(), rhs.ncols(), herd::current_num_threads());
-    blocks::for_each_col_block(rhs, width, &|mut block: MatMut<'_, f64>| {
+    let participants = herd::current_num_threads();
+    let width = blocks::width(t.nrows(), rhs.ncols(), participants);
+    let narrow = alpha != 0.0 && substitution::worthwhile(t.nrows(), rhs.ncols(), width, participants);
+    let mut rhs = rhs;
+    blocks::for_each_col_block(rhs.as_mut(), width, &|mut block: MatMut<'_, f64>| {
         if alpha == 0.0 {
             block.fill(0.0);
             return;
@@ -118,8 +126,13 @@ pub fn trsm(
                 block.as_mut().col_mut(j).iter_mut().for_each(|x| *x *= alpha);
             }
         }
-        kind.solve(t, block);
+        if !narrow {
+            kind.solve(t, block);
+        }
     });
+    if narrow {
+        substitution::solve(kind, t, rhs)?;
+    }
     Ok(())
 }
 

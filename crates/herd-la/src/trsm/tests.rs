@@ -150,3 +150,25 @@ fn block_widths() {
     assert_eq!(blocks::width(1000, 1000, 128), 32, "never narrower than MIN_BLOCK");
     assert_eq!(blocks::width(1000, 20, 4), 20);
 }
+
+/// Few right-hand sides: blocked substitution (`substitution.rs`).
+#[test]
+fn narrow_right_hand_sides_by_blocked_substitution() {
+    assert!(substitution::worthwhile(1000, 7, blocks::width(1000, 7, 4), 4));
+    assert!(!substitution::worthwhile(1000, 7, blocks::width(1000, 7, 1), 1));
+    for threads in [2, 4] {
+        for side in SIDES {
+            for uplo in UPLOS {
+                for trans in OPS {
+                    for diag in DIAGS {
+                        let shape = if side == Side::Left { (700, 5) } else { (5, 700) };
+                        check(threads, side, uplo, trans, diag, shape, -1.5);
+                    }
+                }
+            }
+        }
+        check(threads, Side::Left, Uplo::Lower, Op::NoTrans, Diag::NonUnit, (1000, 1), 1.0);
+        check(threads, Side::Left, Uplo::Upper, Op::Trans, Diag::NonUnit, (513, 60), 1.0);
+        check(threads, Side::Right, Uplo::Upper, Op::NoTrans, Diag::NonUnit, (60, 513), 1.0);
+    }
+}
