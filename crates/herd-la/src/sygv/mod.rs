@@ -7,8 +7,9 @@
 //! 1. `B = L·Lᵀ`: the tiled Cholesky as a herd-flow graph
 //!    ([`potrf_flow`](crate::potrf_flow), `factor.rs`) — parallel over tiles,
 //!    asynchronous, critical-path priorities;
-//! 2. `C = L⁻¹·A·L⁻ᵀ` (`standard.rs`): two whole-matrix triangular solves
-//!    with [`trsm`](crate::trsm()) on herd — parallel over column blocks;
+//! 2. `C = L⁻¹·A·L⁻ᵀ` (`standard.rs`): LAPACK's blocked `dsygst` on herd's
+//!    [`trsm`](crate::trsm()), [`syr2k`](crate::syr2k()) and
+//!    [`gemm`](crate::gemm()) — parallel inside each call;
 //! 3. `C = Z·Λ·Zᵀ` (`evd.rs`): faer's Householder tridiagonal reduction
 //!    `C = Q·T·Qᵀ`, **sequential** (`Par::Seq`; what herd would need is in
 //!    `evd.rs`), then on herd: the eigenvalues of `T` by bisection and its
@@ -104,8 +105,8 @@ pub fn sygv_with_tile(
     }
     factor::cholesky(b.as_mut(), nb)?;
     let l = b.as_ref();
+    standard::reduce(a.as_mut(), l)?;
     let mut s = Mat::<f64>::zeros(n, n);
-    standard::reduce(a.as_mut(), l, s.as_mut())?;
     evd::eigen(a.as_mut(), w, s.as_mut());
     {
         let s = s.as_ref();

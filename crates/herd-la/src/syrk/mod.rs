@@ -1,4 +1,5 @@
-//! Symmetric rank-k update on herd (BLAS's `dsyrk`): `C ← α·A·Aᵀ + β·C`
+//! Symmetric rank-k and rank-2k updates on herd (BLAS's `dsyrk`, and
+//! `dsyr2k` in [`syr2k`]): `C ← α·A·Aᵀ + β·C`
 //! ([`Op::NoTrans`], `A` `n × k`) or `C ← α·Aᵀ·A + β·C` ([`Op::Trans`], `A`
 //! `k × n`), only the [`Uplo`] triangle of the `n × n` `C` read and written.
 //!
@@ -77,7 +78,51 @@ pub fn syrk(
         return Ok(());
     }
     let update = Update { uplo, alpha, beta, leaf: leaf(n, g.ncols(), herd::current_num_threads()) };
-    update.run(g, c)
+    update.run(g, None, c)
+}
+
+/// `C ← α·(op(A)·op(B)ᵀ + op(B)·op(A)ᵀ) + β·C` on the `uplo` triangle of
+/// `C`, on the current herd pool: BLAS's `dsyr2k`, cut like [`syrk`] (two
+/// products per block). With `trans = NoTrans`, `op(A) = A` and
+/// `op(B) = B` are `n × k`; with `Trans`, `A` and `B` are `k × n`.
+///
+/// # Errors
+/// Checked before anything is read or written, in BLAS's argument order:
+/// [`LaError::InvalidArgument`] naming `a` when `op(A)` has not `C`'s
+/// order as its row count, `b` when `B` has not `A`'s shape, and `c` when
+/// `C` is not square.
+pub fn syr2k(
+    uplo: Uplo,
+    trans: Op,
+    alpha: f64,
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    beta: f64,
+    c: MatMut<'_, f64>,
+) -> Result<(), LaError> {
+    let (g, h) = match trans {
+        Op::NoTrans => (a, b),
+        Op::Trans => (a.transpose(), b.transpose()),
+    };
+    let n = c.nrows();
+    if g.nrows() != n {
+        let what = if trans == Op::NoTrans { "rows" } else { "columns" };
+        return Err(invalid("a", format!("A has {} {what} but C has order {n}", g.nrows())));
+    }
+    if (b.nrows(), b.ncols()) != (a.nrows(), a.ncols()) {
+        return Err(invalid(
+            "b",
+            format!("B is {} x {} but A is {} x {}", b.nrows(), b.ncols(), a.nrows(), a.ncols()),
+        ));
+    }
+    if c.ncols() != n {
+        return Err(invalid("c", format!("C is {} x {}, not square", c.nrows(), c.ncols())));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let update = Update { uplo, alpha, beta, leaf: leaf(n, 2 * g.ncols(), herd::current_num_threads()) };
+    update.run(g, Some(h), c)
 }
 
 /// The order at or below which a diagonal block is one sequential call.
@@ -99,28 +144,52 @@ struct Update {
 
 impl Update {
     /// The update of the diagonal block `c` (square) from the rows `g` of
-    /// `op(A)` that belong to it.
-    fn run(self, g: MatRef<'_, f64>, c: MatMut<'_, f64>) -> Result<(), LaError> {
+    /// `op(A)` and `h` of `op(B)` that belong to it (`h = None`: `syrk`).
+    fn run(self, g: MatRef<'_, f64>, h: Option<MatRef<'_, f64>>, c: MatMut<'_, f64>) -> Result<(), LaError> {
         let n = c.nrows();
         if n <= self.leaf {
-            self.diagonal(g, c);
+            self.diagonal(g, h, c);
             return Ok(());
         }
-        let h = (n / 2).next_multiple_of(ALIGN).min(n - 1);
-        let (c11, c12, c21, c22) = c.split_at_mut(h, h);
-        let (g1, g2) = g.split_at_row(h);
+        let half = (n / 2).next_multiple_of(ALIGN).min(n - 1);
+        let (c11, c12, c21, c22) = c.split_at_mut(half, half);
+        let (g1, g2) = g.split_at_row(half);
+        let (h1, h2) = match h {
+            Some(h) => {
+                let (h1, h2) = h.split_at_row(half);
+                (Some(h1), Some(h2))
+            }
+            None => (None, None),
+        };
         let (r, (r1, r2)) = herd::join(
             || match self.uplo {
-                Uplo::Lower => gemm(Op::NoTrans, Op::Trans, self.alpha, g2, g1, self.beta, c21),
-                Uplo::Upper => gemm(Op::NoTrans, Op::Trans, self.alpha, g1, g2, self.beta, c12),
+                Uplo::Lower => self.off_diagonal((g2, h2), (g1, h1), c21),
+                Uplo::Upper => self.off_diagonal((g1, h1), (g2, h2), c12),
             },
-            || herd::join(|| self.run(g1, c11), || self.run(g2, c22)),
+            || herd::join(|| self.run(g1, h1, c11), || self.run(g2, h2, c22)),
         );
         r.and(r1).and(r2)
     }
 
-    /// One sequential triangular product on a diagonal block.
-    fn diagonal(self, g: MatRef<'_, f64>, mut c: MatMut<'_, f64>) {
+    /// `c ← α·(g_r·g_cᵀ) + β·c`, or `α·(g_r·h_cᵀ + h_r·g_cᵀ) + β·c`, by the
+    /// parallel gemm.
+    fn off_diagonal(
+        self,
+        (g_r, h_r): (MatRef<'_, f64>, Option<MatRef<'_, f64>>),
+        (g_c, h_c): (MatRef<'_, f64>, Option<MatRef<'_, f64>>),
+        mut c: MatMut<'_, f64>,
+    ) -> Result<(), LaError> {
+        match (h_r, h_c) {
+            (Some(h_r), Some(h_c)) => {
+                gemm(Op::NoTrans, Op::Trans, self.alpha, g_r, h_c, self.beta, c.as_mut())?;
+                gemm(Op::NoTrans, Op::Trans, self.alpha, h_r, g_c, 1.0, c)
+            }
+            _ => gemm(Op::NoTrans, Op::Trans, self.alpha, g_r, g_c, self.beta, c),
+        }
+    }
+
+    /// One or two sequential triangular products on a diagonal block.
+    fn diagonal(self, g: MatRef<'_, f64>, h: Option<MatRef<'_, f64>>, mut c: MatMut<'_, f64>) {
         scale_triangle(c.as_mut(), self.uplo, self.beta);
         if self.alpha == 0.0 || g.ncols() == 0 {
             return;
@@ -129,17 +198,23 @@ impl Update {
             Uplo::Lower => BlockStructure::TriangularLower,
             Uplo::Upper => BlockStructure::TriangularUpper,
         };
-        triangular::matmul(
-            c,
-            structure,
-            Accum::Add,
-            g,
-            BlockStructure::Rectangular,
-            g.transpose(),
-            BlockStructure::Rectangular,
-            self.alpha,
-            Par::Seq,
-        );
+        let pairs = match h {
+            Some(h) => [(g, h), (h, g)].to_vec(),
+            None => [(g, g)].to_vec(),
+        };
+        for (x, y) in pairs {
+            triangular::matmul(
+                c.as_mut(),
+                structure,
+                Accum::Add,
+                x,
+                BlockStructure::Rectangular,
+                y.transpose(),
+                BlockStructure::Rectangular,
+                self.alpha,
+                Par::Seq,
+            );
+        }
     }
 }
 
