@@ -70,7 +70,7 @@ pub use gemm::{gemm, Blocking, Gemm, Op};
 pub use kernels::Backend;
 pub use probe::{probe_residual, Factor};
 pub use rng::{random_matrix, random_spd};
-pub use sygv::{sygv, sygv_with_tile};
+pub use sygv::{sygv, sygv_with};
 pub use syrk::{syr2k, syrk};
 pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
 pub use trsm::trsm;

@@ -15,7 +15,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::evd::{self_adjoint_evd, self_adjoint_evd_scratch, ComputeEigenvectors};
 use faer::linalg::triangular_solve::{solve_lower_triangular_in_place, solve_upper_triangular_in_place};
 use faer::{Mat, Par};
-use herd_la::{probe_residual, random_matrix, random_spd, sygv_flops, sygv_with_tile, Factor};
+use herd_la::{probe_residual, random_matrix, random_spd, sygv_flops, sygv_with, Factor, Uplo};
 use serde_json::json;
 use std::cell::RefCell;
 use std::time::Instant;
@@ -69,7 +69,7 @@ fn herd_run(
     let (mut z, mut l, mut w) = (a.clone(), b.clone(), vec![0.0; a.nrows()]);
     let start = Instant::now();
     pool.install(|| match nb {
-        Some(nb) => sygv_with_tile(z.as_mut(), l.as_mut(), &mut w, nb),
+        Some(nb) => sygv_with(Uplo::Lower, z.as_mut(), l.as_mut(), &mut w, nb),
         None => herd_la::sygv(z.as_mut(), l.as_mut(), &mut w),
     })
     .map_err(|e| CliError::Verify(format!("herd sygv: {e}")))?;

@@ -1,5 +1,6 @@
 //! The generalized symmetric-definite eigenproblem `A·x = λ·B·x` (LAPACK's
-//! `dsygv` with itype = 1, jobz = 'V', uplo = 'L'): all eigenvalues and
+//! `dsygv` with itype = 1, jobz = 'V', uplo = 'L' — or 'U' through
+//! [`sygv_with`]): all eigenvalues and
 //! eigenvectors, on herd where the paper's algorithm is BLAS-3
 //! (*Concurrent Collections for dense linear algebra*, "Generalized
 //! Symmetric Eigensolver"):
@@ -76,19 +77,34 @@ const TILE: usize = 256;
 ///   column + 1`); `b` is unchanged.
 pub fn sygv(a: MatMut<'_, f64>, b: MatMut<'_, f64>, w: &mut [f64]) -> Result<(), LaError> {
     let n = a.nrows();
-    let nb = if n < 4 * TILE { TILE / 2 } else { TILE };
-    sygv_with_tile(a, b, w, nb)
+    sygv_with(Uplo::Lower, a, b, w, default_tile(n))
 }
 
-/// [`sygv`] with `nb × nb` tiles in the Cholesky graph of `B` (any `nb ≥
-/// 1`; it need not divide `n`).
+/// The tile size [`sygv`] uses for order `n`.
+pub fn default_tile(n: usize) -> usize {
+    if n < 4 * TILE {
+        TILE / 2
+    } else {
+        TILE
+    }
+}
+
+/// [`sygv`] reading the `uplo` triangles of `A` and `B`, with `nb × nb`
+/// tiles in the Cholesky graph of `B` (any `nb ≥ 1`; it need not divide
+/// `n`). For [`Uplo::Upper`] (LAPACK's uplo = 'U') `b`'s upper triangle is
+/// overwritten by `U` with `B = Uᵀ·U` and its strict lower triangle is not
+/// touched; the routine runs the lower case on the transposed views and
+/// transposes the eigenvectors back in place (`O(n²)`, sequential).
 ///
 /// # Errors
-/// As [`sygv`], and [`LaError::InvalidTileSize`] for `nb = 0` (checked
-/// after the arguments' shapes).
-pub fn sygv_with_tile(
+/// As [`sygv`] (with `(row, col)` of the upper triangle for
+/// [`LaError::NonFinite`] under [`Uplo::Upper`]), and
+/// [`LaError::InvalidTileSize`] for `nb = 0` (checked after the arguments'
+/// shapes).
+pub fn sygv_with(
+    uplo: Uplo,
     mut a: MatMut<'_, f64>,
-    mut b: MatMut<'_, f64>,
+    b: MatMut<'_, f64>,
     w: &mut [f64],
     nb: usize,
 ) -> Result<(), LaError> {
@@ -96,6 +112,21 @@ pub fn sygv_with_tile(
     if nb == 0 {
         return Err(LaError::InvalidTileSize { nb });
     }
+    match uplo {
+        Uplo::Lower => lower(a, b, w, nb),
+        Uplo::Upper => {
+            lower(a.as_mut().transpose_mut(), b.transpose_mut(), w, nb).map_err(|e| match e {
+                LaError::NonFinite { row, col } => LaError::NonFinite { row: col, col: row },
+                other => other,
+            })?;
+            transpose_in_place(a);
+            Ok(())
+        }
+    }
+}
+
+/// The lower case on checked arguments.
+fn lower(mut a: MatMut<'_, f64>, mut b: MatMut<'_, f64>, w: &mut [f64], nb: usize) -> Result<(), LaError> {
     let n = a.nrows();
     if let Some((row, col)) = first_non_finite_lower(a.as_ref()) {
         return Err(LaError::NonFinite { row, col });
@@ -115,6 +146,18 @@ pub fn sygv_with_tile(
         });
     }
     trsm(Side::Left, Uplo::Lower, Op::Trans, Diag::NonUnit, 1.0, l, a)
+}
+
+/// `a ← aᵀ` for a square `a`.
+fn transpose_in_place(mut a: MatMut<'_, f64>) {
+    let n = a.nrows();
+    for j in 1..n {
+        for i in 0..j {
+            let (x, y) = (a[(i, j)], a[(j, i)]);
+            a[(i, j)] = y;
+            a[(j, i)] = x;
+        }
+    }
 }
 
 /// The shape checks, in the argument order.

@@ -65,32 +65,51 @@ fn ratio(err: f64, scale: f64) -> f64 {
     }
 }
 
-/// Runs `sygv_with_tile` on `threads` participants and checks everything.
+/// Runs `sygv_with` (lower) on `threads` participants and checks everything.
 fn check(threads: usize, n: usize, nb: usize) {
     let (a, b) = (sym(n, 100 + n as u64), spd(n, 200 + n as u64));
     check_pencil(&a, &b, threads, nb, &format!("n {n} nb {nb} on {threads}"));
 }
 
-/// Runs `sygv_with_tile` on the pencil `(a, b)` and checks everything.
+/// Runs `sygv_with` (lower) on the pencil `(a, b)` and checks everything.
 fn check_pencil(a: &Mat<f64>, b: &Mat<f64>, threads: usize, nb: usize, what: &str) {
+    check_pencil_uplo(Uplo::Lower, a, b, threads, nb, what);
+}
+
+/// Runs `sygv_with(uplo, ..)` on the pencil `(a, b)` and checks everything:
+/// the triangles opposite `uplo` poisoned with NaN and left untouched, the
+/// Cholesky factor, dsgt01's two ratios, the eigenvalues.
+fn check_pencil_uplo(uplo: Uplo, a: &Mat<f64>, b: &Mat<f64>, threads: usize, nb: usize, what: &str) {
     let n = a.nrows();
+    let outside = |i: usize, j: usize| match uplo {
+        Uplo::Lower => i < j,
+        Uplo::Upper => i > j,
+    };
     let (mut z, mut l, mut w) = (a.clone(), b.clone(), vec![f64::NAN; n]);
-    // The strict upper triangles are not read: poison them.
     for j in 0..n {
-        for i in 0..j {
-            z[(i, j)] = f64::NAN;
-            l[(i, j)] = f64::NAN;
+        for i in 0..n {
+            if outside(i, j) {
+                z[(i, j)] = f64::NAN;
+                l[(i, j)] = f64::NAN;
+            }
         }
     }
-    pool(threads).install(|| sygv_with_tile(z.as_mut(), l.as_mut(), &mut w, nb)).expect("a definite pencil");
+    pool(threads).install(|| sygv_with(uplo, z.as_mut(), l.as_mut(), &mut w, nb)).expect("a definite pencil");
     assert!(w.windows(2).all(|p| p[0] <= p[1]), "{what}: eigenvalues not ascending");
-    // b holds L below the diagonal, its upper triangle untouched.
+    // b holds the factor in its uplo triangle, the other one untouched.
     for j in 0..n {
-        for i in 0..j {
-            assert!(l[(i, j)].is_nan(), "{what}: b's upper triangle written at ({i}, {j})");
+        for i in 0..n {
+            if outside(i, j) {
+                assert!(l[(i, j)].is_nan(), "{what}: b written at ({i}, {j}) outside {uplo:?}");
+            }
         }
     }
-    let lower = Mat::from_fn(n, n, |i, j| if i >= j { l[(i, j)] } else { 0.0 });
+    // L (lower) with B = L·Lᵀ: the lower triangle, or the transposed upper one (B = Uᵀ·U).
+    let lower = Mat::from_fn(n, n, |i, j| match uplo {
+        Uplo::Lower if i >= j => l[(i, j)],
+        Uplo::Upper if i >= j => l[(j, i)],
+        _ => 0.0,
+    });
     let llt = mul(lower.as_ref(), lower.transpose());
     let eps = f64::EPSILON;
     let nf = n.max(1) as f64;
@@ -159,7 +178,7 @@ fn b_not_positive_definite_names_the_column() {
     let mut b = crate::random_spd(n, 4);
     b[(37, 37)] = -1.0;
     let (mut z, mut l, mut w) = (a.clone(), b.clone(), vec![0.0; n]);
-    let e = pool(2).install(|| sygv_with_tile(z.as_mut(), l.as_mut(), &mut w, 16));
+    let e = pool(2).install(|| sygv_with(Uplo::Lower, z.as_mut(), l.as_mut(), &mut w, 16));
     assert_eq!(e, Err(LaError::NotPositiveDefinite { column: 37 }));
     assert!(l == b, "b must be unchanged");
     // A zero pivot in the very first column.
@@ -206,7 +225,10 @@ fn malformed_arguments_are_named() {
     named(sygv(a.as_mut(), b.as_mut(), &mut w), "b");
     let mut b = Mat::<f64>::identity(4, 4);
     named(sygv(a.as_mut(), b.as_mut(), &mut w[..3]), "w");
-    assert_eq!(sygv_with_tile(a.as_mut(), b.as_mut(), &mut w, 0), Err(LaError::InvalidTileSize { nb: 0 }));
+    assert_eq!(
+        sygv_with(Uplo::Upper, a.as_mut(), b.as_mut(), &mut w, 0),
+        Err(LaError::InvalidTileSize { nb: 0 })
+    );
     // The identity pencil: eigenvalues 1, eigenvectors the identity up to signs.
     sygv(a.as_mut(), b.as_mut(), &mut w).expect("I·x = λ·I·x");
     assert!(w.iter().all(|&x| (x - 1.0).abs() < 1e-15));
@@ -254,4 +276,23 @@ fn clustered_and_repeated_eigenvalues() {
         });
         check_pencil(&w, &Mat::identity(k, k), 2, 16, &format!("Wilkinson W+ of order {k}"));
     }
+}
+
+#[test]
+fn upper_triangles() {
+    for n in [0, 1, 2, 7, 65, 513] {
+        let (a, b) = (sym(n, 300 + n as u64), spd(n, 400 + n as u64));
+        check_pencil_uplo(Uplo::Upper, &a, &b, 2, 64, &format!("upper n {n}"));
+    }
+    check_pencil_uplo(Uplo::Upper, &sym(100, 1), &spd(100, 2), 4, 33, "upper n 100 nb 33 on 4");
+    // Errors in the upper case: coordinates of the upper triangle, the pivot's column.
+    let n = 20;
+    let (mut a, mut b, mut w) = (sym(n, 5), spd(n, 6), vec![0.0; n]);
+    a[(3, 9)] = f64::NAN;
+    let e = sygv_with(Uplo::Upper, a.as_mut(), b.as_mut(), &mut w, 8);
+    assert_eq!(e, Err(LaError::NonFinite { row: 3, col: 9 }));
+    let (mut a, mut b) = (sym(n, 5), crate::random_spd(n, 6));
+    b[(11, 11)] = -1.0;
+    let e = sygv_with(Uplo::Upper, a.as_mut(), b.as_mut(), &mut w, 8);
+    assert_eq!(e, Err(LaError::NotPositiveDefinite { column: 11 }));
 }
