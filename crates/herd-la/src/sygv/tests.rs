@@ -296,3 +296,35 @@ fn upper_triangles() {
     let e = sygv_with(Uplo::Upper, a.as_mut(), b.as_mut(), &mut w, 8);
     assert_eq!(e, Err(LaError::NotPositiveDefinite { column: 11 }));
 }
+
+/// The tridiagonal solver alone on a random tridiagonal matrix of order
+/// 1500, where LAPACK's fixed cluster threshold (10⁻³·‖T‖) would chain
+/// much of the spectrum into large clusters: `‖T·V − V·Λ‖_F/(‖T‖_F·n·ε)`
+/// and `‖Vᵀ·V − I‖_F/(n·ε)` below 30, eigenvalues ascending.
+#[test]
+fn tridiagonal_solver_alone() {
+    let n = 1500;
+    let r = random_matrix(n, 2, 77);
+    let d: Vec<f64> = (0..n).map(|i| r[(i, 0)]).collect();
+    let e: Vec<f64> = (0..n - 1).map(|i| r[(i, 1)]).collect();
+    let (mut w, mut v) = (vec![0.0; n], Mat::<f64>::zeros(n, n));
+    pool(2).install(|| tridiagonal::eigen(&d, &e, &mut w, v.as_mut()));
+    assert!(w.windows(2).all(|p| p[0] <= p[1]));
+    let t = Mat::from_fn(n, n, |i, j| {
+        if i == j {
+            d[i]
+        } else if i.abs_diff(j) == 1 {
+            e[i.min(j)]
+        } else {
+            0.0
+        }
+    });
+    let tv = mul(t.as_ref(), v.as_ref());
+    let r = Mat::from_fn(n, n, |i, j| tv[(i, j)] - v[(i, j)] * w[j]);
+    let eps = f64::EPSILON * n as f64;
+    let res = frobenius(r.as_ref(), Part::Full) / (frobenius(t.as_ref(), Part::Full) * eps);
+    let vtv = mul(v.transpose(), v.as_ref());
+    let orth = Mat::from_fn(n, n, |i, j| vtv[(i, j)] - if i == j { 1.0 } else { 0.0 });
+    let orth = frobenius(orth.as_ref(), Part::Full) / eps;
+    assert!(res < THRESHOLD && orth < THRESHOLD, "residual ratio {res}, orthogonality ratio {orth}");
+}
