@@ -6,10 +6,10 @@
 //!    matrix–vector products;
 //! 2. `T = V·Λ·Vᵀ` on herd (`tridiagonal.rs`): bisection and inverse
 //!    iteration, parallel over eigenvalues and clusters, `O(n²)`;
-//! 3. `Z = Q·V` on herd: the Householder reflectors applied to column blocks
-//!    of `V` (independent, like the right-hand sides of `trsm`), each block
-//!    by faer's sequential blocked Householder application (`2n³` flops in
-//!    all).
+//! 3. `Z = Q·V` on herd: each block of Householder reflectors (last to
+//!    first) applied to the column blocks of `V` at once (independent, like
+//!    the right-hand sides of `trsm`) by faer's sequential block reflector
+//!    application, one join per block (`2n³` flops in all).
 //!
 //! What the first step would need on herd: a two-stage reduction — dense to
 //! band by tiled QR-like steps (BLAS-3, parallel over tiles as a herd-flow
@@ -20,11 +20,11 @@
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::evd::tridiag::{tridiag_in_place, tridiag_in_place_scratch};
 use faer::linalg::householder::{
-    apply_block_householder_sequence_on_the_left_in_place_scratch,
-    apply_block_householder_sequence_on_the_left_in_place_with_conj,
+    apply_block_householder_on_the_left_in_place_scratch,
+    apply_block_householder_on_the_left_in_place_with_conj,
 };
 use faer::linalg::qr::no_pivoting::factor::recommended_block_size;
-use faer::{Conj, Mat, MatMut, Par};
+use faer::{Conj, Mat, MatMut, MatRef, Par};
 
 use super::{copy, tridiagonal};
 
@@ -47,24 +47,49 @@ pub(super) fn eigen(mut c: MatMut<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64
     tridiagonal::eigen(&d, &e, w, z.as_mut());
     sort_ascending(w, z.as_mut());
     if n > 1 {
-        let basis = c.as_ref().submatrix(1, 0, n - 1, n - 1);
-        let factor = h.as_ref();
-        copy::for_each_col_block(z, copy::width(n), &|block: MatMut<'_, f64>, _| {
-            let req = apply_block_householder_sequence_on_the_left_in_place_scratch::<f64>(
-                n - 1,
-                bs,
-                block.ncols(),
+        back_transform(c.as_ref().submatrix(1, 0, n - 1, n - 1), h.as_ref(), z.subrows_mut(1, n - 1));
+    }
+}
+
+/// `v ← Q·v` for the Householder sequence `Q` of `basis` (unit lower, the
+/// reflectors' essential parts) and its block factors `factor`, as faer's
+/// `apply_block_householder_sequence_on_the_left_in_place_with_conj` — the
+/// blocks of reflectors from the last to the first — but each block applied
+/// to the column blocks of `v` in parallel (`herd::join`): the block's
+/// panel of reflectors is read by all participants while it is in cache,
+/// one join per block of reflectors.
+fn back_transform(basis: MatRef<'_, f64>, factor: MatRef<'_, f64>, mut v: MatMut<'_, f64>) {
+    let bs = factor.nrows();
+    let size = factor.ncols();
+    let width = copy::width(v.ncols());
+    let mut j = size;
+    let mut block = size % bs;
+    if block == 0 {
+        block = bs;
+    }
+    while j > 0 {
+        let j0 = j - block;
+        block = bs;
+        let essentials = basis.submatrix(j0, j0, basis.nrows() - j0, j - j0);
+        let t = factor.submatrix(0, j0, j - j0, j - j0);
+        let rows = v.as_mut().subrows_mut(j0, basis.nrows() - j0);
+        copy::for_each_col_block(rows, width, &|cols: MatMut<'_, f64>, _| {
+            let req = apply_block_householder_on_the_left_in_place_scratch::<f64>(
+                essentials.nrows(),
+                t.nrows(),
+                cols.ncols(),
             );
             let mut mem = MemBuffer::new(req);
-            apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                basis,
-                factor,
+            apply_block_householder_on_the_left_in_place_with_conj(
+                essentials,
+                t,
                 Conj::No,
-                block.subrows_mut(1, n - 1),
+                cols,
                 Par::Seq,
                 MemStack::new(&mut mem),
             );
         });
+        j = j0;
     }
 }
 
