@@ -128,6 +128,15 @@ enum LaCommand {
     /// dgetrf with as many threads. Every factorization is checked in O(n²):
     /// A·x against P·L·(U·x) for a random x, scaled by ‖A‖, n and ε.
     Getrf(la::GetrfArgs),
+    /// Solve a random generalized symmetric-definite eigenproblem A·x = λ·B·x.
+    ///
+    /// All eigenvalues and eigenvectors (LAPACK's dsygv, itype 1, jobz V,
+    /// uplo L) with herd_la::sygv on the HERD_* pool, and in the same run
+    /// faer's parallel Cholesky + self-adjoint EVD and OpenBLAS's threaded
+    /// dsygv with as many threads; 17n³/3 flops. Every result is checked in
+    /// O(n²) (A·(Z·x) against B·((Z·Λ)·x) for a random x) and the
+    /// eigenvalues are compared with OpenBLAS's.
+    Sygv(la::SygvArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -173,6 +182,7 @@ fn main() -> ExitCode {
         Command::La(LaCommand::Gemm(args)) => la::gemm(&args),
         Command::La(LaCommand::Geqrf(args)) => la::geqrf(&args),
         Command::La(LaCommand::Getrf(args)) => la::getrf(&args),
+        Command::La(LaCommand::Sygv(args)) => la::sygv(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

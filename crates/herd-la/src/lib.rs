@@ -13,6 +13,13 @@
 //! * [`getrf`] / [`Getrf`]: LU with partial pivoting (LAPACK's `dgetrf`, same `ipiv` up to
 //!   0-based indexing) as a blocked right-looking factorization with look-ahead, column-tile
 //!   tasks on a `herd::scope` ([`LuSchedule`]); [`getrs`] solves with its factors (module [`lu`]).
+//! * [`trsm`](trsm()) (`B ← α·op(A)⁻¹·B` or `α·B·op(A)⁻¹`, BLAS's `dtrsm`, [`Side`],
+//!   [`Uplo`], [`Diag`]) and [`syrk`](syrk()) (`C ← α·A·Aᵀ + β·C`, BLAS's `dsyrk`): whole-matrix
+//!   BLAS-3 on herd like `gemm`, one sequential faer kernel per block.
+//! * [`sygv`](sygv()): the generalized symmetric-definite eigenproblem `A·x = λ·B·x` (LAPACK's
+//!   `dsygv`, itype 1, jobz 'V', uplo 'L'): Cholesky on herd-flow, reduction to standard form
+//!   and back-transformation with `trsm` on herd; between them faer's sequential tridiagonal
+//!   reduction, then bisection, inverse iteration and the Householder back-transformation on herd.
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous
@@ -48,6 +55,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod blas_enums;
 pub mod cholesky;
 mod error;
 pub mod gemm;
@@ -57,9 +65,13 @@ pub mod probe;
 pub mod qr;
 mod rng;
 mod side;
+pub mod sygv;
+pub mod syrk;
 pub mod tiled;
+pub mod trsm;
 
 mod flow;
+pub use blas_enums::{Diag, Uplo};
 pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual, residual_probe};
 pub use error::LaError;
 pub use flow::{potrf_flow, FlowReport};
@@ -70,7 +82,10 @@ pub use probe::{probe_residual, Factor};
 pub use qr::{geqrf, orgqr, ormqr, qr_residual_probe, Qr, DEFAULT_QR_BLOCK};
 pub use rng::{random_matrix, random_spd};
 pub use side::Side;
+pub use sygv::{sygv, sygv_with};
+pub use syrk::{syr2k, syrk};
 pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
+pub use trsm::trsm;
 
 /// Floating-point operation count of a Cholesky factorization of order `n`, the conventional
 /// `n³ / 3` (lower-order terms ignored), used to report GFLOP/s.
@@ -108,4 +123,17 @@ pub fn geqrf_flops(m: usize, n: usize) -> f64 {
     } else {
         2.0 * m * m * (n - m / 3.0)
     }
+}
+
+/// Floating-point operation count of [`sygv()`] of order `n` (all eigenvalues
+/// and eigenvectors of `A·x = λ·B·x`), the conventional count of LAPACK's
+/// `dsygv` steps with the leading terms only: Cholesky of `B` `n³/3`,
+/// reduction to standard form `n³` (`dsygst`), tridiagonal reduction `4n³/3`,
+/// back-transformation of the eigenvectors by the Householder reflectors
+/// `2n³`, and the final triangular solve `n³` — `17n³/3` in all. The
+/// tridiagonal eigensolver (data-dependent, at most `O(n³)`) is not counted,
+/// nor the extra `n³` of herd's two-solve reduction.
+pub fn sygv_flops(n: usize) -> f64 {
+    let n = n as f64;
+    17.0 * n * n * n / 3.0
 }

@@ -12,11 +12,13 @@ mod getrf;
 mod openblas;
 mod potrf;
 pub mod report;
+mod sygv;
 
 pub use gemm::{gemm, GemmArgs};
 pub use geqrf::{geqrf, GeqrfArgs};
 pub use getrf::{getrf, GetrfArgs};
 pub use potrf::{potrf, PotrfArgs};
+pub use sygv::{sygv, SygvArgs};
 
 use crate::error::{usize_in, CliError};
 use crate::plot;

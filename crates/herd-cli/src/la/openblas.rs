@@ -37,6 +37,23 @@ type Dgeqrf = unsafe extern "C" fn(
 );
 /// LAPACK's `dgetrf_`.
 type Dgetrf = unsafe extern "C" fn(*const i32, *const i32, *mut f64, *const i32, *mut i32, *mut i32);
+/// LAPACK's `dsygv_` (gfortran-compiled: the two hidden string lengths last).
+type Dsygv = unsafe extern "C" fn(
+    *const i32,
+    *const u8,
+    *const u8,
+    *const i32,
+    *mut f64,
+    *const i32,
+    *mut f64,
+    *const i32,
+    *mut f64,
+    *mut f64,
+    *const i32,
+    *mut i32,
+    usize,
+    usize,
+);
 /// `openblas_set_num_threads`.
 type SetThreads = unsafe extern "C" fn(i32);
 
@@ -282,5 +299,75 @@ impl OpenBlas {
         }
         let ipiv = ipiv.iter().map(|&p| usize::try_from(p - 1).unwrap_or(usize::MAX)).collect();
         Ok((lu, ipiv, info, secs))
+    }
+
+    /// `dsygv(itype 1, jobz 'V', uplo 'L')` of copies of `a` and `b` on
+    /// `threads` threads (the workspace queried first, outside the timing):
+    /// the eigenvectors, the eigenvalues and seconds.
+    pub fn sygv(&self, a: &Mat<f64>, b: &Mat<f64>, threads: usize) -> CliResult<(Mat<f64>, Vec<f64>, f64)> {
+        // SAFETY: `Dsygv` is the C signature of gfortran's LAPACK dsygv_.
+        let dsygv = unsafe { self.lookup::<Dsygv>(c"dsygv_") }?;
+        let (mut z, mut l) = (a.clone(), b.clone());
+        let nn = z.nrows();
+        if z.ncols() != nn || l.nrows() != nn || l.ncols() != nn {
+            return Err(CliError::Usage("OpenBLAS dsygv: A and B must be square of one order".into()));
+        }
+        let n = lp64(nn)?;
+        let lda = leading(nn, z.col_stride())?;
+        let ldb = leading(nn, l.col_stride())?;
+        let mut w = vec![0.0; nn];
+        let (itype, mut info, mut query) = (1i32, 0i32, 0.0f64);
+        // SAFETY: z and l are n×n column-major (faer's Mat: unit row stride)
+        // with leading dimensions lda and ldb, w has n entries; lwork = -1
+        // only writes the optimal workspace size into `query`.
+        unsafe {
+            (self.set_threads)(threads.max(1) as i32);
+            dsygv(
+                &itype,
+                b"V".as_ptr(),
+                b"L".as_ptr(),
+                &n,
+                z.as_ptr_mut(),
+                &lda,
+                l.as_ptr_mut(),
+                &ldb,
+                w.as_mut_ptr(),
+                &mut query,
+                &-1,
+                &mut info,
+                1,
+                1,
+            );
+        }
+        if info != 0 {
+            return Err(CliError::Verify(format!("OpenBLAS dsygv workspace query: info = {info}")));
+        }
+        let lwork = lp64((query as usize).max(3 * nn).max(1))?;
+        let mut work = vec![0.0; lwork as usize];
+        // SAFETY: as above, with `work` of `lwork` entries.
+        let secs = unsafe {
+            let start = Instant::now();
+            dsygv(
+                &itype,
+                b"V".as_ptr(),
+                b"L".as_ptr(),
+                &n,
+                z.as_ptr_mut(),
+                &lda,
+                l.as_ptr_mut(),
+                &ldb,
+                w.as_mut_ptr(),
+                work.as_mut_ptr(),
+                &lwork,
+                &mut info,
+                1,
+                1,
+            );
+            start.elapsed().as_secs_f64()
+        };
+        if info != 0 {
+            return Err(CliError::Verify(format!("OpenBLAS dsygv: info = {info}")));
+        }
+        Ok((z, w, secs))
     }
 }
