@@ -8,7 +8,7 @@
 //! | GEMM    | `A_ij ← A_ij − A_ik A_jkᵀ`                  |
 //!
 //! Two backends: [`Backend::Faer`] (always available, `Par::Seq`, i.e. single-threaded) and,
-//! with the `openblas` cargo feature, [`Backend::OpenBlas`] (the system `libopenblas`, e.g.
+//! with the `openblas` cargo feature, `Backend::OpenBlas` (the system `libopenblas`, e.g.
 //! Debian `libopenblas-serial-dev`). Each kernel must stay on its core: the library the dynamic
 //! loader picks at run time may be a threaded build even when the serial one was linked
 //! (Debian's alternatives point `libopenblas.so.0` at `libopenblas0-pthread` once that is

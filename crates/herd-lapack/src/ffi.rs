@@ -3,6 +3,7 @@
 //! caller's memory, the herd pool the routines run on, and panic containment.
 
 use faer::{MatMut, MatRef};
+pub use herd_la::Uplo;
 use herd_la::Op;
 use std::cell::Cell;
 use std::ffi::{c_char, c_void};
@@ -116,15 +117,6 @@ pub unsafe fn set_info(info: *mut Int, value: Int) {
         // SAFETY: writable by the caller's contract.
         unsafe { info.write_unaligned(value) };
     }
-}
-
-/// Which triangle of a symmetric matrix is stored (LAPACK's `UPLO`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Uplo {
-    /// `'L'`: the lower triangle.
-    Lower,
-    /// `'U'`: the upper triangle.
-    Upper,
 }
 
 /// A column-major `rows × cols` view of the caller's matrix with leading
@@ -248,9 +240,16 @@ pub enum Routine {
     Getrs,
     /// `dgesv_`, `LAPACKE_dgesv`.
     Gesv,
+    /// `dsygv_`, `dsygvd_`, `LAPACKE_dsygv`.
+    Sygv,
+    /// `dtrsm_`, `cblas_dtrsm`.
+    Trsm,
+    /// `dsyrk_`, `cblas_dsyrk`.
+    Syrk,
 }
 
-const ROUTINES: [&str; 8] = ["dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr", "dgetrf", "dgetrs", "dgesv"];
+const ROUTINES: [&str; 11] =
+    ["dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr", "dgetrf", "dgetrs", "dgesv", "dsygv", "dtrsm", "dsyrk"];
 
 thread_local! {
     /// Calls made by this thread, per routine: per thread so that callers on

@@ -95,11 +95,7 @@ pub unsafe extern "C" fn LAPACKE_dpotrf_work(
         let n = usize::try_from(n).map_err(|_| BadArg(3))?;
         let lda = usize::try_from(lda).ok().filter(|&l| l >= n.max(1)).ok_or(BadArg(5))?;
         ffi::count(Routine::Potrf);
-        let ul = match (row, ul) {
-            (false, u) => u,
-            (true, Uplo::Lower) => Uplo::Upper,
-            (true, Uplo::Upper) => Uplo::Lower,
-        };
+        let ul = if row { ul.flip() } else { ul };
         // SAFETY: the caller's contract for `a` with the checked `n`, `lda`.
         Ok(potrf(ul, unsafe { mat_mut(a, n, n, lda) }))
     })
