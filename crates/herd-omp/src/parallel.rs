@@ -310,10 +310,8 @@ fn member(team: &Team, ts: &ThreadState, i: usize, spec: &Spec) -> (u64, u32, u6
     if spec.first.is_some() {
         ws::enter_prepared(ts);
     }
-    if spec.red().is_some() {
-        // The start gate of a region with task reductions (see
-        // `task::reduction::RegionReductions`).
-        crate::sync::barrier_in(team, i, ts);
+    if let Some(r) = spec.red() {
+        r.gate();
     }
     // SAFETY: gcc's outlined body with its argument block.
     unsafe { (spec.f)(spec.data) };

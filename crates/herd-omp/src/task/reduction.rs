@@ -325,16 +325,16 @@ unsafe fn remap_in(data: *mut usize, id: usize, cnt: usize, cntorig: usize, ptrs
 /// unconditionally, first thing; a herd participant may take a task of the
 /// team before it starts its own share, and an update that task made to the
 /// member's copy would be overwritten. So every member of such a region
-/// passes the team barrier before it runs the body (`parallel::member`):
-/// once past it, a member is in the body, where it runs tasks only at
-/// scheduling points, after the initialisation. No task of the region
-/// exists before every member has passed, so the barrier's drain has
-/// nothing to run; its combining tree costs O(log n) on the critical path
-/// where a counter every member increments cost O(n).
+/// waits, before running the body, until all have arrived: once past the
+/// gate, a member is in the body, where it runs tasks only at scheduling
+/// points, after the initialisation. The wait spins (yielding) without
+/// running tasks — there are none of the region yet — on one counter every
+/// member adds to once: a cost of these regions only.
 pub(crate) struct RegionReductions {
     group: Box<TaskGroup>,
     data: *mut usize,
     nthreads: Cell<usize>,
+    arrived: AtomicUsize,
 }
 
 impl RegionReductions {
@@ -350,7 +350,25 @@ impl RegionReductions {
             workshare: false,
             cancelled: AtomicBool::new(false),
         });
-        RegionReductions { group, data, nthreads: Cell::new(0) }
+        RegionReductions { group, data, nthreads: Cell::new(0), arrived: AtomicUsize::new(0) }
+    }
+
+    /// The start gate (see the type's documentation): returns once every
+    /// member of the registered team has called it.
+    pub(crate) fn gate(&self) {
+        let n = self.nthreads.get();
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == n {
+            return;
+        }
+        let mut spins = 0u32;
+        while self.arrived.load(Ordering::Acquire) < n {
+            if spins < 64 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
     }
 
     /// Allocates the blocks of a team of `n` (the encountering thread,
