@@ -3,8 +3,8 @@
 //! caller's memory, the herd pool the routines run on, and panic containment.
 
 use faer::{MatMut, MatRef};
-pub use herd_la::Uplo;
 use herd_la::Op;
+pub use herd_la::Uplo;
 use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -164,6 +164,39 @@ unsafe fn lookup(handle: *mut c_void, name: &std::ffi::CStr) -> Option<Xerbla> {
     let p = unsafe { libc::dlsym(handle, name.as_ptr()) };
     // SAFETY: the signature is the caller's promise.
     (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, Xerbla>(p) })
+}
+
+/// The system library's definition of `name`, for what herd does not
+/// compute itself: the next definition in the global scope (a library
+/// loaded after this one, e.g. the system LAPACK this one is preloaded in
+/// front of), else the one in `library` (`liblapack.so.3`, ...) — already
+/// loaded by a module of its own (as Python extensions load it, outside the
+/// global scope), or loaded now. Never this library's own `own`.
+///
+/// # Safety
+/// `F` is the C signature of `name`.
+pub unsafe fn system_symbol<F: Copy>(
+    name: &std::ffi::CStr,
+    library: &std::ffi::CStr,
+    own: *const c_void,
+) -> Option<F> {
+    // SAFETY: dlsym/dlopen with NUL-terminated names; handles from dlopen
+    // are kept (never closed), so the symbol stays valid.
+    let p = unsafe {
+        let p = libc::dlsym(libc::RTLD_NEXT, name.as_ptr());
+        if !p.is_null() && p.cast_const() != own {
+            p
+        } else {
+            let h = libc::dlopen(library.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+            if h.is_null() {
+                std::ptr::null_mut()
+            } else {
+                libc::dlsym(h, name.as_ptr())
+            }
+        }
+    };
+    // SAFETY: the signature is the caller's promise.
+    (!p.is_null() && p.cast_const() != own).then(|| unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
 }
 
 /// Reports a rejected argument as LAPACK does: through `xerbla_` as the

@@ -5,7 +5,7 @@
 //! column-major on the same memory), so no layout needs a copy here.
 
 use crate::ffi::{self, guard, mat_mut, BadArg, Int, Routine, Uplo};
-use crate::lapack::{getrf_into, pivots, potrf, solve};
+use crate::lapack::{getrf_into, pivots, potrf, solve, sygv_info};
 use faer::{MatMut, MatRef};
 use herd_la::{geqrf, orgqr, ormqr, Op, Side};
 use std::ffi::c_char;
@@ -391,5 +391,77 @@ pub unsafe extern "C" fn LAPACKE_dgesv(
         let piv = unsafe { pivots(ipiv, n, 6)? };
         solve(Op::NoTrans, a.as_ref(), &piv, b, 6)?;
         Ok(0)
+    })
+}
+
+/// `LAPACKE_dsygv` with `itype = 1` (`A·x = λ·B·x`), in either layout: the
+/// eigenvalues in `w`, with `jobz = 'V'` the eigenvectors in `a` (columns of
+/// the matrix in the layout), `B`'s factor in `b`; −6 (`a`) or −8 (`b`) for
+/// a NaN in the `uplo` triangle, −7/−9 for a bad `lda`/`ldb`; `n + i` when
+/// `B`'s leading minor of order `i` is not positive definite. `itype = 2, 3`
+/// go to the system's `LAPACKE_dsygv` (`liblapacke.so.3`; `−2` without one,
+/// with a note on stderr).
+///
+/// # Safety
+/// `lapacke.h`'s contract: `a`, `b` hold `n × n` matrices in the layout,
+/// `w` `n` values.
+#[no_mangle]
+pub unsafe extern "C" fn LAPACKE_dsygv(
+    layout: Int,
+    itype: Int,
+    jobz: c_char,
+    uplo_: c_char,
+    n: Int,
+    a: *mut f64,
+    lda: Int,
+    b: *mut f64,
+    ldb: Int,
+    w: *mut f64,
+) -> Int {
+    type Next =
+        unsafe extern "C" fn(Int, Int, c_char, c_char, Int, *mut f64, Int, *mut f64, Int, *mut f64) -> Int;
+    guard("LAPACKE_dsygv", || {
+        let row = row_major(layout)?;
+        if !(1..=3).contains(&itype) {
+            return Err(BadArg(2));
+        }
+        if !matches!((jobz as u8).to_ascii_uppercase(), b'N' | b'V') {
+            return Err(BadArg(3));
+        }
+        let ul = uplo(uplo_, 4)?;
+        let nn = size(n, 5)?;
+        if itype != 1 {
+            // SAFETY: LAPACKE_dsygv has lapacke.h's signature (`Next`).
+            let next = unsafe {
+                ffi::system_symbol::<Next>(c"LAPACKE_dsygv", c"liblapacke.so.3", LAPACKE_dsygv as *const _)
+            };
+            let Some(next) = next else {
+                eprintln!("herd-lapack: LAPACKE_dsygv with itype = {itype} needs the system LAPACKE (liblapacke.so.3)");
+                return Err(BadArg(2));
+            };
+            // SAFETY: the caller's arguments, forwarded unchanged.
+            return Ok(unsafe { next(layout, itype, jobz, uplo_, n, a, lda, b, ldb, w) });
+        }
+        // SAFETY: the caller's contract.
+        let (a, b) = unsafe { (matrix(row, a, (nn, nn), lda, 7)?, matrix(row, b, (nn, nn), ldb, 9)?) };
+        let tri_nan = |m: MatRef<'_, f64>| {
+            (0..nn).any(|j| {
+                let rows = if ul == Uplo::Lower { j..nn } else { 0..j + 1 };
+                rows.into_iter().any(|i| m[(i, j)].is_nan())
+            })
+        };
+        if nancheck() && tri_nan(a.as_ref()) {
+            return Ok(-6);
+        }
+        if nancheck() && tri_nan(b.as_ref()) {
+            return Ok(-8);
+        }
+        // SAFETY: `w` holds n values by the caller's contract.
+        let w = unsafe { slice_mut(w, nn, 10)? };
+        ffi::count(Routine::Sygv);
+        if nn == 0 {
+            return Ok(0);
+        }
+        Ok(sygv_info(ul, a, b, w))
     })
 }

@@ -617,3 +617,222 @@ fn lapacke_dgesv_row_major() {
     assert_eq!(info, 0);
     assert!(b.iter().enumerate().all(|(i, x)| (x - (i + 1) as f64).abs() < 1e-9));
 }
+
+#[test]
+fn dsygv_and_dsygvd_results_queries_and_info() {
+    use herd_lapack::lapack::{dsygv_, dsygvd_};
+    let n = 90usize;
+    let r = random_matrix(n, n, 31);
+    let a = Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)]);
+    let b = random_spd(n, 32);
+    let ni = n as i32;
+    let (mut info, mut work, mut iwork) = (0, vec![0.0; 1 + 6 * n + 2 * n * n], vec![0i32; 3 + 5 * n]);
+    let mut w = vec![0.0; n];
+    // Workspace queries.
+    let (mut za, mut lb) = (Padded::new(&a, n), Padded::new(&b, n));
+    // SAFETY: the buffers hold the shapes given.
+    unsafe {
+        dsygv_(
+            &1,
+            &ch(b'V'),
+            &ch(b'L'),
+            &ni,
+            za.data.as_mut_ptr(),
+            &ni,
+            lb.data.as_mut_ptr(),
+            &ni,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &-1,
+            &mut info,
+        );
+        assert_eq!((info, work[0]), (0, (3 * n - 1) as f64));
+        dsygvd_(
+            &1,
+            &ch(b'V'),
+            &ch(b'L'),
+            &ni,
+            za.data.as_mut_ptr(),
+            &ni,
+            lb.data.as_mut_ptr(),
+            &ni,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &-1,
+            iwork.as_mut_ptr(),
+            &-1,
+            &mut info,
+        );
+        assert_eq!((info, work[0], iwork[0]), (0, (1 + 6 * n + 2 * n * n) as f64, (3 + 5 * n) as i32));
+        dsygvd_(
+            &1,
+            &ch(b'V'),
+            &ch(b'L'),
+            &ni,
+            za.data.as_mut_ptr(),
+            &ni,
+            lb.data.as_mut_ptr(),
+            &ni,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &10,
+            iwork.as_mut_ptr(),
+            &500,
+            &mut info,
+        );
+        assert_eq!(info, -11);
+        dsygv_(
+            &4,
+            &ch(b'V'),
+            &ch(b'L'),
+            &ni,
+            za.data.as_mut_ptr(),
+            &ni,
+            lb.data.as_mut_ptr(),
+            &ni,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &-1,
+            &mut info,
+        );
+        assert_eq!(info, -1);
+        dsygv_(
+            &1,
+            &ch(b'X'),
+            &ch(b'L'),
+            &ni,
+            za.data.as_mut_ptr(),
+            &ni,
+            lb.data.as_mut_ptr(),
+            &ni,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &-1,
+            &mut info,
+        );
+        assert_eq!(info, -2);
+    }
+    assert_eq!(za.mat(), a, "queries and bad arguments leave A alone");
+    for (uplo, lw) in [(b'L', 3 * n - 1), (b'U', 3 * n + 10)] {
+        let (mut za, mut lb) = (Padded::new(&a, n + 1), Padded::new(&b, n + 2));
+        // SAFETY: as above.
+        unsafe {
+            dsygv_(
+                &1,
+                &ch(b'V'),
+                &ch(uplo),
+                &ni,
+                za.data.as_mut_ptr(),
+                &za.ld(),
+                lb.data.as_mut_ptr(),
+                &lb.ld(),
+                w.as_mut_ptr(),
+                work.as_mut_ptr(),
+                &(lw as i32),
+                &mut info,
+            )
+        };
+        assert_eq!(info, 0);
+        let z = za.mat();
+        let lambda = Mat::from_fn(n, n, |i, j| if i == j { w[i] } else { 0.0 });
+        let res = (&a * &z - &b * &z * &lambda).norm_max();
+        assert!(res < 1e-9, "uplo {}: ‖A·Z − B·Z·Λ‖ = {res}", uplo as char);
+        assert!(w.windows(2).all(|p| p[0] <= p[1]));
+        assert!(za.padding_intact() && lb.padding_intact());
+    }
+    // B not positive definite at its leading minor of order 4: INFO = N + 4.
+    let mut bad = b.clone();
+    bad[(3, 3)] = -5.0;
+    let (mut za, mut lb) = (Padded::new(&a, n), Padded::new(&bad, n));
+    // SAFETY: as above.
+    unsafe {
+        dsygv_(
+            &1,
+            &ch(b'N'),
+            &ch(b'L'),
+            &ni,
+            za.data.as_mut_ptr(),
+            &ni,
+            lb.data.as_mut_ptr(),
+            &ni,
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &(3 * ni),
+            &mut info,
+        )
+    };
+    assert_eq!(info, ni + 4);
+}
+
+#[test]
+fn cblas_dtrsm_and_dsyrk_row_major() {
+    use herd_lapack::cblas::{cblas_dsyrk, cblas_dtrsm};
+    let (m, n) = (30usize, 7usize);
+    // Row-major lower-triangular T (m × m), B (m × n): T·X = B.
+    let t: Vec<f64> = (0..m * m)
+        .map(|x| {
+            let (i, j) = (x / m, x % m);
+            if i == j {
+                10.0 + i as f64
+            } else if j < i {
+                ((i * 3 + j) % 5) as f64 - 2.0
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+    let b: Vec<f64> = (0..m * n).map(|x| (x % 11) as f64 - 5.0).collect();
+    let mut x = b.clone();
+    // SAFETY: the row-major buffers hold their shapes (T's upper triangle is never read).
+    unsafe {
+        cblas_dtrsm(
+            cblas::ROW_MAJOR,
+            141,
+            122,
+            111,
+            131,
+            m as i32,
+            n as i32,
+            1.0,
+            t.as_ptr(),
+            m as i32,
+            x.as_mut_ptr(),
+            n as i32,
+        )
+    };
+    for i in 0..m {
+        for j in 0..n {
+            let s: f64 = (0..=i).map(|l| t[i * m + l] * x[l * n + j]).sum();
+            assert!((s - b[i * n + j]).abs() < 1e-10, "({i}, {j})");
+        }
+    }
+    // C = A·Aᵀ (row-major A m × n), lower triangle of row-major C.
+    let a: Vec<f64> = (0..m * n).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
+    let mut c = vec![0.0; m * m];
+    // SAFETY: as above.
+    unsafe {
+        cblas_dsyrk(
+            cblas::ROW_MAJOR,
+            122,
+            111,
+            m as i32,
+            n as i32,
+            1.0,
+            a.as_ptr(),
+            n as i32,
+            0.0,
+            c.as_mut_ptr(),
+            m as i32,
+        )
+    };
+    for i in 0..m {
+        for j in 0..m {
+            let want: f64 = (0..n).map(|l| a[i * n + l] * a[j * n + l]).sum();
+            if j <= i {
+                assert_eq!(c[i * m + j], want, "lower ({i}, {j})");
+            } else {
+                assert_eq!(c[i * m + j], 0.0, "upper ({i}, {j}) written");
+            }
+        }
+    }
+}

@@ -146,10 +146,64 @@ def case_lu(out):
     return calls
 
 
-CASES = [case_numpy_cholesky, case_scipy_cholesky, case_gemm, case_qr, case_lu]
+def case_eigh(out):
+    calls = 0
+    for n in [1, 2, 7, 64, 65, 300, 513]:
+        g = rng(n + 900)
+        r = g.standard_normal((n, n))
+        a = r + r.T
+        b = spd(n, n + 901)
+        for driver in ("gvd", "gv"):  # dsygvd_ (SciPy's default), dsygv_
+            for lower in (True, False):
+                w, z = sl.eigh(a, b, lower=lower, driver=driver)
+                r1 = scaled(np.linalg.norm(a @ z - b @ z * w), np.linalg.norm(a) * np.linalg.norm(z), n)
+                r2 = scaled(np.linalg.norm(z.T @ b @ z - np.eye(n)), 1.0, n)
+                assert r1 < 30 and r2 < 30, f"eigh n={n} {driver} lower={lower}: residuals {r1}, {r2}"
+                out[f"eigh_w_{n}_{driver}_{lower}"] = w
+                calls += 1
+        w_only = sl.eigh(a, b, eigvals_only=True, driver="gv")  # jobz = 'N'
+        out[f"eigh_wonly_{n}"] = w_only
+        calls += 1
+    # ITYPE = 2 (A·B·x = λ·x): not herd's; handed to the system LAPACK.
+    a, b = spd(30, 1), spd(30, 2)
+    w2 = sl.eigh(a, b, type=2, driver="gv", eigvals_only=True)
+    out["eigh_type2"] = w2
+    # B not positive definite: LAPACK's INFO = n + i reaches SciPy's message.
+    bad = spd(20, 3)
+    bad[6, 6] = -1.0
+    try:
+        sl.eigh(spd(20, 4), bad, driver="gv")
+        raise AssertionError("an indefinite B was accepted")
+    except np.linalg.LinAlgError as e:
+        assert "7" in str(e), f"expected the leading minor of order 7 of B: {e}"
+    return {"dsygv": calls + 1}
 
 
-ROUTINES = ("dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr", "dgetrf", "dgetrs", "dgesv")
+def case_trsm_syrk(out):
+    calls = {"dtrsm": 0, "dsyrk": 0}
+    for (m, n) in [(1, 1), (7, 3), (65, 64), (300, 200)]:
+        g = rng(m * 3 + n)
+        t = np.tril(g.standard_normal((m, m))) + m * np.eye(m)
+        b = g.standard_normal((m, n))
+        x = sblas.dtrsm(1.5, t, b, lower=1)  # Fortran dtrsm_: T·X = 1.5·B
+        r = scaled(np.linalg.norm(t @ x - 1.5 * b), np.linalg.norm(t) * np.linalg.norm(x), m)
+        assert r < 30, f"dtrsm {m}x{n}: residual {r}"
+        out[f"trsm_{m}_{n}"] = x
+        a = g.standard_normal((m, n))
+        c = sblas.dsyrk(1.0, a, lower=1)  # Fortran dsyrk_: lower triangle of A·Aᵀ
+        full = a @ a.T  # NumPy: cblas_dsyrk (row-major)
+        err = np.abs(np.tril(c) - np.tril(full)).max()
+        assert err < 1e-12 * max(1, n), f"dsyrk {m}x{n}: {err}"
+        out[f"syrk_{m}_{n}"] = full
+        calls["dtrsm"] += 1
+        calls["dsyrk"] += 2 if m > 1 else 1  # NumPy multiplies a 1×1 product itself
+    return calls
+
+
+CASES = [case_numpy_cholesky, case_scipy_cholesky, case_gemm, case_qr, case_lu, case_eigh, case_trsm_syrk]
+
+
+ROUTINES = ("dgemm", "dpotrf", "dgeqrf", "dorgqr", "dormqr", "dgetrf", "dgetrs", "dgesv", "dsygv", "dtrsm", "dsyrk")
 
 
 def herd_calls():
