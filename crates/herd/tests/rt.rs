@@ -155,3 +155,67 @@ fn broadcast_raw_runs_each_share_once_and_propagates_panics() {
     unsafe { rt::broadcast_raw(&p, 3, share, &hits as *const _ as *const (), &|_| true) };
     assert_eq!(hits[2].load(Ordering::SeqCst), 2);
 }
+
+/// `wait_until_admitting`: the waiter runs only the jobs it admits; the ones
+/// it refuses (taken from its own deque or stolen) still run, on the other
+/// participants, and the wait ends.
+#[test]
+fn admitting_waiter_runs_only_admitted_jobs() {
+    static RAN: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+    static LEFT: AtomicUsize = AtomicUsize::new(0);
+    static HANDLE: Mutex<Option<PoolHandle>> = Mutex::new(None);
+    // The job's tag travels as its (never dereferenced) data pointer.
+    unsafe fn job(data: *const ()) {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+        RAN.lock().unwrap().push((data as usize, herd::current_thread_index().unwrap()));
+        if LEFT.fetch_sub(1, Ordering::SeqCst) == 1 {
+            HANDLE.lock().unwrap().clone().unwrap().wake(0);
+        }
+    }
+    struct EvenTags;
+    impl rt::Admit for EvenTags {
+        fn admit(&self, data: *const (), _run: unsafe fn(*const ())) -> bool {
+            (data as usize).is_multiple_of(2)
+        }
+        fn wake_for(&self, _data: *const (), _run: unsafe fn(*const ())) -> [Option<usize>; 2] {
+            [None, None]
+        }
+    }
+    for sched in [herd::Sched::Mts, herd::Sched::Ws, herd::Sched::Central, herd::Sched::Lifo] {
+        let p = Pool::builder().num_threads(3).scheduler(sched).build().unwrap();
+        *HANDLE.lock().unwrap() = Some(PoolHandle::of(&p));
+        for _ in 0..10 {
+            RAN.lock().unwrap().clear();
+            LEFT.store(16, Ordering::SeqCst);
+            rt::broadcast_n(
+                &p,
+                3,
+                |ctx| {
+                    if ctx.index() == 0 {
+                        for tag in 1..=16usize {
+                            // SAFETY: `job` never dereferences its data.
+                            assert!(unsafe { rt::push(tag as *const (), job) });
+                        }
+                        rt::wait_until_admitting(
+                            |last| {
+                                let v = if last {
+                                    LEFT.fetch_add(0, Ordering::SeqCst)
+                                } else {
+                                    LEFT.load(Ordering::SeqCst)
+                                };
+                                v == 0
+                            },
+                            &EvenTags,
+                        );
+                    }
+                },
+                &|_| true,
+            );
+            let ran = RAN.lock().unwrap().clone();
+            assert_eq!(ran.len(), 16, "{sched:?}: every job ran once: {ran:?}");
+            for (tag, on) in ran {
+                assert!(on != 0 || tag % 2 == 0, "{sched:?}: the waiter ran refused job {tag}");
+            }
+        }
+    }
+}
