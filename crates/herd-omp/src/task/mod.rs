@@ -471,7 +471,13 @@ unsafe fn drop_keep(mut task: *const Task) {
     loop {
         // SAFETY: the caller's (or the previous round's) count keeps it alive.
         unsafe {
-            if (*task).keep.fetch_sub(1, Ordering::AcqRel) != 1 {
+            // Counts are only added by a running task (for the tasks it and
+            // its included descendants defer), which holds one itself: a
+            // count of 1 while we hold one is ours alone and cannot grow, so
+            // the record is freed without a read-modify-write (the common
+            // case: a task without deferred children).
+            let keep = &(*task).keep;
+            if keep.load(Ordering::Acquire) != 1 && keep.fetch_sub(1, Ordering::AcqRel) != 1 {
                 return;
             }
             let up = (*task).lin_parent.get();
