@@ -22,6 +22,22 @@ pub(crate) fn until(done: impl Fn(bool) -> bool) {
     }
 }
 
+/// [`until`], running only the jobs `admit` accepts (a task bound by the
+/// task scheduling constraint; see `task/constraint.rs`).
+#[cfg(not(loom))]
+#[inline]
+pub(crate) fn until_admitting(done: impl Fn(bool) -> bool, admit: &dyn herd::rt::Admit) {
+    if !done(false) {
+        herd::rt::wait_until_admitting(done, admit)
+    }
+}
+
+/// Under loom no jobs run while waiting: as [`until`].
+#[cfg(loom)]
+pub(crate) fn until_admitting(done: impl Fn(bool) -> bool, _admit: &dyn herd::rt::Admit) {
+    until(done)
+}
+
 /// Waits until `done(false)` holds on a thread alone in its team (a team of
 /// one, or no team): nobody of the team could wake it — a team of one has no
 /// pool handle — and what it waits for (a detached task's event, and the

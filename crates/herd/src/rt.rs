@@ -18,6 +18,7 @@
 //! wake-up cannot be lost (the protocol of the region post/acknowledgement,
 //! model-checked in `sync::parker`).
 
+pub use crate::pool::Admit;
 use crate::pool::{slot_in, with_current, Registry};
 use crate::pool::{BroadcastContext, Pool};
 pub use crate::sync::Observe;
@@ -102,6 +103,14 @@ pub fn wait_until(done: impl Fn(bool) -> bool) {
     crate::pool::wait_current(done)
 }
 
+/// Like [`wait_until`], but runs only the queued jobs `admit` accepts
+/// (a waiter bound by a scheduling constraint, such as an OpenMP task in
+/// `taskwait`); jobs it refuses stay available to every other participant.
+/// See [`Admit`] for the rule and how refused jobs are handed on.
+pub fn wait_until_admitting(done: impl Fn(bool) -> bool, admit: &dyn Admit) {
+    crate::pool::wait_current_admitting(done, admit)
+}
+
 /// Makes `data` runnable as a job of the calling participant's pool: pushed
 /// on its own queue (so it may be stolen by the other participants of the
 /// running region), and a sleeping participant is woken for it. Returns
@@ -139,6 +148,12 @@ pub fn run_one() -> bool {
         }
         None => false,
     })
+}
+
+/// Like [`run_one`], but runs only a job `admit` accepts (jobs it refuses
+/// are handed on as in [`wait_until_admitting`]).
+pub fn run_one_admitting(admit: &dyn Admit) -> bool {
+    with_current(|cur| cur.is_some_and(|(reg, slot)| reg.run_one_admitting(slot, admit)))
 }
 
 /// A shareable handle on a pool's participants, for waking them.

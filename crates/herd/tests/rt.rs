@@ -3,7 +3,7 @@
 
 use herd::rt::{self, PoolHandle};
 use herd::Pool;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 fn pool(n: usize) -> Pool {
@@ -154,4 +154,153 @@ fn broadcast_raw_runs_each_share_once_and_propagates_panics() {
     // SAFETY: as above.
     unsafe { rt::broadcast_raw(&p, 3, share, &hits as *const _ as *const (), &|_| true) };
     assert_eq!(hits[2].load(Ordering::SeqCst), 2);
+}
+
+/// `wait_until_admitting`: the waiter runs only the jobs it admits; the ones
+/// it refuses (taken from its own deque or stolen) still run, on the other
+/// participants, and the wait ends.
+#[test]
+fn admitting_waiter_runs_only_admitted_jobs() {
+    static RAN: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+    static LEFT: AtomicUsize = AtomicUsize::new(0);
+    static HANDLE: Mutex<Option<PoolHandle>> = Mutex::new(None);
+    // The job's tag travels as its (never dereferenced) data pointer.
+    unsafe fn job(data: *const ()) {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+        RAN.lock().unwrap().push((data as usize, herd::current_thread_index().unwrap()));
+        if LEFT.fetch_sub(1, Ordering::SeqCst) == 1 {
+            HANDLE.lock().unwrap().clone().unwrap().wake(0);
+        }
+    }
+    struct EvenTags;
+    impl rt::Admit for EvenTags {
+        fn admit(&self, data: *const (), _run: unsafe fn(*const ())) -> bool {
+            (data as usize).is_multiple_of(2)
+        }
+        fn wake_for(&self, _data: *const (), _run: unsafe fn(*const ())) -> [Option<usize>; 2] {
+            [None, None]
+        }
+    }
+    for sched in [herd::Sched::Mts, herd::Sched::Ws, herd::Sched::Central, herd::Sched::Lifo] {
+        let p = Pool::builder().num_threads(3).scheduler(sched).build().unwrap();
+        *HANDLE.lock().unwrap() = Some(PoolHandle::of(&p));
+        for _ in 0..10 {
+            RAN.lock().unwrap().clear();
+            LEFT.store(16, Ordering::SeqCst);
+            rt::broadcast_n(
+                &p,
+                3,
+                |ctx| {
+                    if ctx.index() == 0 {
+                        for tag in 1..=16usize {
+                            // SAFETY: `job` never dereferences its data.
+                            assert!(unsafe { rt::push(tag as *const (), job) });
+                        }
+                        rt::wait_until_admitting(
+                            |last| {
+                                let v = if last {
+                                    LEFT.fetch_add(0, Ordering::SeqCst)
+                                } else {
+                                    LEFT.load(Ordering::SeqCst)
+                                };
+                                v == 0
+                            },
+                            &EvenTags,
+                        );
+                    }
+                },
+                &|_| true,
+            );
+            let ran = RAN.lock().unwrap().clone();
+            assert_eq!(ran.len(), 16, "{sched:?}: every job ran once: {ran:?}");
+            for (tag, on) in ran {
+                assert!(on != 0 || tag % 2 == 0, "{sched:?}: the waiter ran refused job {tag}");
+            }
+        }
+    }
+}
+
+/// Two admitting waiters and nobody else: participant 0 pushes every job
+/// and runs only even tags until they have all run, participant 1 only odd
+/// ones until every job has run (so it never leaves its wait to run the
+/// even ones itself). Each takes (pops
+/// or steals) jobs it must refuse, which only the other may run; both waits
+/// end, every job runs once, and never inside the wait of a participant
+/// that refuses it (outside its wait a participant may run any job).
+#[test]
+fn two_admitting_waiters_hand_jobs_to_each_other() {
+    static RAN: Mutex<Vec<(usize, usize, bool)>> = Mutex::new(Vec::new());
+    // Jobs left of each parity, and in all.
+    static LEFT: [AtomicUsize; 3] = [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)];
+    static HANDLE: Mutex<Option<PoolHandle>> = Mutex::new(None);
+    static IN_WAIT: [AtomicBool; 2] = [AtomicBool::new(false), AtomicBool::new(false)];
+    unsafe fn job(data: *const ()) {
+        let tag = data as usize;
+        std::thread::sleep(std::time::Duration::from_micros(50));
+        let on = herd::current_thread_index().unwrap();
+        RAN.lock().unwrap().push((tag, on, IN_WAIT[on].load(Ordering::SeqCst)));
+        if LEFT[tag % 2].fetch_sub(1, Ordering::SeqCst) == 1 {
+            HANDLE.lock().unwrap().clone().unwrap().wake(0);
+        }
+        if LEFT[2].fetch_sub(1, Ordering::SeqCst) == 1 {
+            HANDLE.lock().unwrap().clone().unwrap().wake(1);
+        }
+    }
+    /// Participant `0` admits even tags, `1` odd ones.
+    struct Parity(usize);
+    impl rt::Admit for Parity {
+        fn admit(&self, data: *const (), _run: unsafe fn(*const ())) -> bool {
+            data as usize % 2 == self.0
+        }
+        fn wake_for(&self, data: *const (), _run: unsafe fn(*const ())) -> [Option<usize>; 2] {
+            [Some(data as usize % 2), None]
+        }
+    }
+    for sched in [herd::Sched::Mts, herd::Sched::Ws, herd::Sched::Central, herd::Sched::Lifo] {
+        let p = Pool::builder().num_threads(2).scheduler(sched).build().unwrap();
+        *HANDLE.lock().unwrap() = Some(PoolHandle::of(&p));
+        for _ in 0..10 {
+            RAN.lock().unwrap().clear();
+            LEFT[0].store(16, Ordering::SeqCst);
+            LEFT[1].store(16, Ordering::SeqCst);
+            LEFT[2].store(32, Ordering::SeqCst);
+            rt::broadcast_n(
+                &p,
+                2,
+                |ctx| {
+                    let me = ctx.index();
+                    if me == 0 {
+                        for tag in 1..=32usize {
+                            // SAFETY: `job` never dereferences its data.
+                            assert!(unsafe { rt::push(tag as *const (), job) });
+                        }
+                    }
+                    IN_WAIT[me].store(true, Ordering::SeqCst);
+                    // Participant 0 waits for the even jobs, 1 for all.
+                    let left = &LEFT[2 * me];
+                    rt::wait_until_admitting(
+                        |last| {
+                            let v = if last {
+                                left.fetch_add(0, Ordering::SeqCst)
+                            } else {
+                                left.load(Ordering::SeqCst)
+                            };
+                            v == 0
+                        },
+                        &Parity(me),
+                    );
+                    IN_WAIT[me].store(false, Ordering::SeqCst);
+                },
+                &|_| true,
+            );
+            let ran = RAN.lock().unwrap().clone();
+            assert_eq!(ran.len(), 32, "{sched:?}: every job ran once: {ran:?}");
+            let mut tags: Vec<usize> = ran.iter().map(|r| r.0).collect();
+            tags.sort();
+            assert_eq!(tags, (1..=32).collect::<Vec<_>>(), "{sched:?}");
+            for (tag, on, waiting) in ran {
+                assert!(!waiting || tag % 2 == on, "{sched:?}: job {tag} ran inside participant {on}'s wait");
+            }
+        }
+    }
 }

@@ -103,9 +103,12 @@ pub(crate) fn taskgroup_end() {
         }
         // SAFETY: created by taskgroup_start and freed only here.
         let group = unsafe { &*g };
-        // SAFETY: the team outlives its groups.
-        let team = unsafe { group.team.as_ref() };
-        Team::wait_in(team, |last| group.count.observe(last) == 0, "a detached task's event (taskgroup end)");
+        super::constraint::wait(
+            task,
+            Some(group),
+            |last| group.count.observe(last) == 0,
+            "a detached task's event (taskgroup end)",
+        );
         task.group.set(group.prev);
         // SAFETY: count is zero: no task refers to the group any more.
         drop(unsafe { Box::from_raw(g as *mut TaskGroup) });

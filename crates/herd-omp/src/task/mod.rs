@@ -23,11 +23,19 @@
 //! epoch and per member (see `team`): created by the creating member,
 //! finished by the member that ran the task, as each task's very last act.
 //!
-//! Files: `record` (the task record and the current task), `deps`
+//! **Waiting** (taskwait, taskyield, a taskgroup's end, an included task's
+//! predecessors) starts only the waiting task's descendants — the task
+//! scheduling constraint: `constraint`. A heap task's record lives until its
+//! `keep` count (1 + the heap tasks below it on the lineage chain) reaches
+//! zero, so that the ancestry test never reads a freed record.
+//!
+//! Files: `record` (the task record and the current task), `constraint`
+//! (the task scheduling constraint), `deps`
 //! (dependences), `detach` (detached tasks and their events), `group`
 //! (taskgroups), `reduction` (task reductions), `taskloop`; creation,
 //! running and completion are here.
 
+mod constraint;
 mod deps;
 mod detach;
 mod group;
@@ -188,7 +196,12 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
             table.get_or_insert_with(Default::default).register(deps, &node, &task);
         }
         if task.npred.fetch_sub(1, Ordering::AcqRel) != 1 {
-            Team::wait_in(enc.team, |last| task.npred.observe(last) == 0, "a detached predecessor's event");
+            constraint::wait(
+                enc.parent,
+                None,
+                |last| task.npred.observe(last) == 0,
+                "a detached predecessor's event",
+            );
         }
         node
     });
@@ -280,6 +293,17 @@ fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)], fi
     task.parent.set(enc.parent);
     task.in_final.set(final_);
     task.heap.set(true);
+    task.anchor.set(true);
+    task.untied.set(s.flags & FLAG_UNTIED != 0);
+    // The new record holds its lineage parent until it is freed (see
+    // `constraint`); the parent (or, for an included parent, its running
+    // lineage parent) is alive here.
+    // SAFETY: as just said.
+    if let Some(lp) = unsafe { task.lin_parent.get().as_ref() } {
+        if lp.heap.get() {
+            lp.keep.fetch_add(1, Ordering::Relaxed);
+        }
+    }
     task.func.set(Some(s.func));
     task.data.set(
         // SAFETY: within the block.
@@ -431,13 +455,40 @@ fn release(task: *const Task, team: &Team) {
         let runner = (*task).runner.load(Ordering::Relaxed);
         let heap = (*task).heap.get();
         match (*task).refs.fetch_sub(1, Ordering::SeqCst) {
-            1 if heap => {
-                let layout = (*task).layout.get().expect("heap task layout");
-                std::ptr::drop_in_place(task as *mut Task);
-                std::alloc::dealloc(task as *mut u8, layout);
-            }
+            1 if heap => drop_keep(task),
             2 => team.wake(runner),
             _ => {}
+        }
+    }
+}
+
+/// Drops one `keep` of heap task `task`: at zero frees it and drops the
+/// `keep` it held on its lineage parent, and so on up the chain.
+///
+/// # Safety
+/// The caller holds one of `task`'s `keep` counts.
+unsafe fn drop_keep(mut task: *const Task) {
+    loop {
+        // SAFETY: the caller's (or the previous round's) count keeps it alive.
+        unsafe {
+            // Counts are only added by a running task (for the tasks it and
+            // its included descendants defer), which holds one itself: a
+            // count of 1 while we hold one is ours alone and cannot grow, so
+            // the record is freed without a read-modify-write (the common
+            // case: a task without deferred children).
+            let keep = &(*task).keep;
+            if keep.load(Ordering::Acquire) != 1 && keep.fetch_sub(1, Ordering::AcqRel) != 1 {
+                return;
+            }
+            let up = (*task).lin_parent.get();
+            let layout = (*task).layout.get().expect("heap task layout");
+            std::ptr::drop_in_place(task as *mut Task);
+            std::alloc::dealloc(task as *mut u8, layout);
+            // `up` is alive: the freed record held a count on it until now.
+            if up.is_null() || !(*up).heap.get() {
+                return;
+            }
+            task = up;
         }
     }
 }
@@ -447,9 +498,9 @@ pub(crate) fn taskwait() {
     thread::with(|ts| current(ts).wait_children())
 }
 
-/// `GOMP_taskyield`: runs one queued task, if any.
+/// `GOMP_taskyield`: runs one queued descendant of the current task, if any.
 pub(crate) fn taskyield() {
-    herd::rt::run_one();
+    thread::with(|ts| constraint::yield_to_descendant(current(ts)))
 }
 
 /// The body of the empty task standing for `taskwait depend`.

@@ -21,6 +21,23 @@ pub(crate) struct Task {
     /// The team whose members run it (null: no parallel region).
     pub team: Cell<*const Team>,
     pub(super) parent: Cell<*const Task>,
+    /// Its *lineage parent*: its nearest ancestor that is an anchor (a heap,
+    /// implicit or initial task; included tasks are skipped, their frames
+    /// die while their descendants live). Null for implicit and initial
+    /// tasks. See `constraint` for why this chain is always alive.
+    pub(super) lin_parent: Cell<*const Task>,
+    /// Anchors above it on the lineage chain (implicit and initial tasks: 0).
+    pub(super) lin_depth: Cell<u32>,
+    /// A heap, implicit or initial task: a lineage parent of the deferred
+    /// tasks below it.
+    pub(super) anchor: Cell<bool>,
+    /// Heap tasks: 1 (released when `refs` reaches zero, where the record
+    /// used to be freed) + the heap tasks whose `lin_parent` it is and whose
+    /// records are not yet freed. The record is freed at zero, so a live
+    /// task's lineage chain is alive.
+    pub(super) keep: AtomicUsize,
+    /// An untied task: the scheduling constraint does not restrict starting it.
+    pub(super) untied: Cell<bool>,
     /// In a final task (`omp_in_final`): its descendants are included.
     pub in_final: Cell<bool>,
     pub(super) heap: Cell<bool>,
@@ -77,6 +94,11 @@ impl Task {
             icv: Cell::new(icv),
             team: Cell::new(std::ptr::null()),
             parent: Cell::new(std::ptr::null()),
+            lin_parent: Cell::new(std::ptr::null()),
+            lin_depth: Cell::new(0),
+            anchor: Cell::new(false),
+            keep: AtomicUsize::new(1),
+            untied: Cell::new(false),
             in_final: Cell::new(false),
             heap: Cell::new(false),
             implicit: Cell::new(false),
@@ -101,6 +123,11 @@ impl Task {
     /// taskgroup and barrier epoch are the parent's.
     pub(super) fn child_of(parent: &Task) -> Task {
         let t = Task::blank(parent.icv.get());
+        let lp: *const Task = if parent.anchor.get() { parent } else { parent.lin_parent.get() };
+        t.lin_parent.set(lp);
+        // SAFETY: `lp` is the running parent, or the lineage parent of a
+        // running included parent, which runs inline inside it: alive.
+        t.lin_depth.set(unsafe { lp.as_ref() }.map_or(0, |a| a.lin_depth.get() + 1));
         t.team.set(parent.team.get());
         t.group.set(parent.group.get());
         t.epoch.set(parent.epoch.get());
@@ -117,6 +144,9 @@ impl Task {
         self.icv.set(icv);
         self.team.set(team);
         self.parent.set(std::ptr::null());
+        self.lin_parent.set(std::ptr::null());
+        self.lin_depth.set(0);
+        self.anchor.set(true);
         self.in_final.set(false);
         self.implicit.set(true);
         self.runner.store(num, Ordering::Relaxed);
@@ -136,19 +166,45 @@ impl Task {
         !self.implicit.get() && !std::ptr::eq(self, initial_task())
     }
 
-    /// Waits (running other tasks) until every child has finished: only the
-    /// task's own reference is left.
+    /// Waits (running its descendants: the task scheduling constraint) until
+    /// every child has finished: only the task's own reference is left.
     pub(crate) fn wait_children(&self) {
-        // SAFETY: the team outlives its tasks.
-        let team = unsafe { self.team.get().as_ref() };
-        Team::wait_in(team, |last| self.refs.observe(last) == 1, "a detached child task's event (taskwait)");
+        super::constraint::wait(
+            self,
+            None,
+            |last| self.refs.observe(last) == 1,
+            "a detached child task's event (taskwait)",
+        );
+    }
+
+    /// Whether `anchor` (a heap, implicit or initial task) is an ancestor
+    /// of this task: `anchor` is on its lineage chain at `anchor`'s depth.
+    /// Reads only lineage fields, written before each task was published;
+    /// every record on the chain is alive (see `constraint`).
+    pub(super) fn descends_from(&self, anchor: &Task) -> bool {
+        let target = anchor.lin_depth.get();
+        let mut depth = self.lin_depth.get();
+        let mut p = self.lin_parent.get();
+        while depth > target + 1 {
+            // SAFETY: `p` is on a live task's lineage chain (see above).
+            match unsafe { p.as_ref() } {
+                Some(a) => p = a.lin_parent.get(),
+                None => return false,
+            }
+            depth -= 1;
+        }
+        depth == target + 1 && std::ptr::eq(p, anchor)
     }
 }
 
 /// The calling thread's initial task (outside any parallel region).
 pub(crate) fn initial_task() -> &'static Task {
     thread_local! {
-        static INITIAL: &'static Task = Box::leak(Box::new(Task::blank(crate::runtime::global().initial)));
+        static INITIAL: &'static Task = {
+            let t = Box::leak(Box::new(Task::blank(crate::runtime::global().initial)));
+            t.anchor.set(true);
+            t
+        };
     }
     INITIAL.with(|t| *t)
 }

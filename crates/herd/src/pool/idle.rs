@@ -156,11 +156,18 @@ impl Registry {
         if let Some(job) = unsafe { self.sched.pop(slot) } {
             return Some(job);
         }
+        // Jobs a waiter of `admit.rs` refused: its own first, others' after
+        // a failed steal.
+        if let Some(job) = self.take_refused(slot) {
+            return Some(job);
+        }
         let stolen = self.sched.steal(slot, self.counters.of(slot));
         for _ in 0..stolen.wake {
             self.notify_work(Target::Shepherd(self.shepherds.of[slot]), slot);
         }
-        let job = stolen.job?;
+        let Some(job) = stolen.job else {
+            return self.take_others_refused(slot);
+        };
         if trace::enabled() {
             trace::instant(trace::Kind::Steal, slot as u64);
         }
@@ -268,7 +275,9 @@ impl Registry {
                 self.sleepers.announce(s);
             }
             let wake_now = done(false)
-                || announced.is_some_and(|s| s < self.team.load(Ordering::Relaxed) && self.sched.has_work(s));
+                || announced.is_some_and(|s| {
+                    s < self.team.load(Ordering::Relaxed) && (self.sched.has_work(s) || self.any_refused())
+                });
             if !wake_now {
                 first_clock.get_or_insert_with(Instant::now);
                 slept = true;
@@ -326,6 +335,26 @@ pub(crate) fn wait_current(done: impl Fn(bool) -> bool) {
                 }
             }
         }
+    })
+}
+
+/// [`wait_current`] admitting only the jobs `admit` accepts (see
+/// `admit.rs`); any other thread waits as there.
+pub(crate) fn wait_current_admitting(done: impl Fn(bool) -> bool, admit: &dyn super::Admit) {
+    with_current(|cur| match cur {
+        Some((reg, slot)) => {
+            let parked = reg.parked_waiters.guard();
+            reg.wait_admitting(
+                slot,
+                reg.parker(slot),
+                |last| {
+                    parked.check(last);
+                    done(last)
+                },
+                admit,
+            )
+        }
+        None => wait_current(done),
     })
 }
 

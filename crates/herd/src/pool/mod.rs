@@ -6,6 +6,7 @@
 //! duration of the call, pinned to the master's place; the pool's persistent
 //! workers are participants `1..n`.
 
+mod admit;
 mod builder;
 mod idle;
 mod info;
@@ -29,7 +30,8 @@ pub use loops::Schedule;
 pub use region::{BroadcastContext, RegionTiming};
 pub use scope::{scope, Scope};
 
-pub(crate) use idle::wait_current;
+pub use admit::Admit;
+pub(crate) use idle::{wait_current, wait_current_admitting};
 pub(crate) use lazy::without_lazy_joins;
 pub(crate) use registry::Registry;
 use std::ops::Range;

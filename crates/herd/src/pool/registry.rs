@@ -21,10 +21,11 @@ use super::tree::WakeTree;
 use crate::config::Sched;
 use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
-use crate::sched::{AllCounters, Pending, Queues, Scheduler};
+use crate::sched::{AllCounters, JobRef, Pending, Queues, Scheduler};
 use crate::shepherds::Shepherds;
 use crate::sync::{Parked, Parker, Sleepers};
 use crate::topology::Topology;
+use crossbeam_deque::Injector;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -72,6 +73,10 @@ pub(crate) struct Registry {
     /// a runtime waking every member that may wait on a word it changed
     /// loads this first ([`crate::rt::PoolHandle::wake_waiting`]).
     pub(crate) parked_waiters: Parked,
+    /// Per slot, the jobs its occupant took while it could run only some
+    /// jobs (`admit.rs`) and refused: pushed only by that occupant, taken by
+    /// anyone.
+    pub(crate) refused: Box<[CachePadded<Injector<JobRef>>]>,
     /// Participants allowed to take jobs: slots `0..team`. A region of fewer
     /// participants than the pool (`rt::broadcast_n`) lowers it for its
     /// duration, so that workers outside the region neither steal its jobs
@@ -129,6 +134,7 @@ impl Registry {
             posts: CachePadded::new(AtomicU64::new(1)),
             sleepers: Sleepers::new(n),
             parked_waiters: Parked::new(),
+            refused: (0..n).map(|_| CachePadded::new(Injector::new())).collect(),
             team: AtomicUsize::new(n),
             keep_master_binding: false,
             report_stats: false,

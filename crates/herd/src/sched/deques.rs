@@ -107,6 +107,14 @@ impl Scheduler for WorkStealing {
         }
     }
 
+    fn steal_one(&self, slot: usize, counters: &Counters) -> Option<JobRef> {
+        self.steal(slot, counters).job
+    }
+
+    fn private_pop(&self) -> bool {
+        true
+    }
+
     fn inject(&self, job: JobRef) -> Target {
         self.injector.push(job);
         Target::Anyone

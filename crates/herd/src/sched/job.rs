@@ -43,6 +43,13 @@ impl JobRef {
         self.data
     }
 
+    /// The data pointer and the function that runs it (what a runtime's
+    /// `Admit` rule looks at).
+    #[inline]
+    pub(crate) fn parts(self) -> (*const (), unsafe fn(*const ())) {
+        (self.data, self.execute)
+    }
+
     /// Runs the job. Each JobRef must be executed exactly once.
     #[inline]
     pub(crate) unsafe fn execute(self) {

@@ -109,6 +109,19 @@ pub(crate) trait Scheduler: Sync {
     /// The running region has participants `0..n` (`Registry::set_team`);
     /// a scheduler that places jobs itself must place them in the team.
     fn set_team(&self, _n: usize) {}
+    /// One job from elsewhere, for a waiter that may run only some jobs
+    /// (`Registry::wait_admitting`): never moves other jobs into the
+    /// caller's queue (a bulk steal would bury its own jobs under ones it
+    /// may not run). `None` by default: schedulers whose `pop` already
+    /// reaches every job they would steal.
+    fn steal_one(&self, _slot: usize, _counters: &Counters) -> Option<JobRef> {
+        None
+    }
+    /// Whether `pop` takes only jobs the caller pushed (a private deque), so
+    /// that a job the caller may not run can go back where it was.
+    fn private_pop(&self) -> bool {
+        false
+    }
 }
 
 /// The scheduler chosen for a pool: a closed set, dispatched by `match` so
@@ -202,5 +215,11 @@ impl Scheduler for Queues {
     }
     fn set_team(&self, n: usize) {
         each!(self, q => q.set_team(n))
+    }
+    fn steal_one(&self, slot: usize, counters: &Counters) -> Option<JobRef> {
+        each!(self, q => q.steal_one(slot, counters))
+    }
+    fn private_pop(&self) -> bool {
+        each!(self, q => q.private_pop())
     }
 }

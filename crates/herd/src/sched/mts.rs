@@ -248,6 +248,45 @@ impl Scheduler for Mts {
         stolen
     }
 
+    /// Rule 1's single steal, then one job from each farther shepherd in
+    /// turn (its injector, then its workers' deques), nearest first: no
+    /// ticket and no chunk.
+    fn steal_one(&self, slot: usize, counters: &Counters) -> Option<JobRef> {
+        let h = self.shepherd_of[slot];
+        loop {
+            let mut retry = false;
+            if let Some((job, _)) = self.steal_near(slot, h, counters, &mut retry) {
+                return Some(job);
+            }
+            for &g in self.nearest[h].iter() {
+                match self.shepherds[g].injector.steal() {
+                    Steal::Success(job) => return Some(job),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+                for &v in self.members[g].iter() {
+                    match self.deques.stealers[v].steal() {
+                        Steal::Success(job) => {
+                            self.pending.sub(v as u32);
+                            bump(&counters.remote_steals, 1);
+                            bump(&counters.stolen_tasks, 1);
+                            return Some(job);
+                        }
+                        Steal::Retry => retry = true,
+                        Steal::Empty => {}
+                    }
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    fn private_pop(&self) -> bool {
+        true
+    }
+
     fn inject(&self, job: JobRef) -> Target {
         self.submit(job, 0)
     }
