@@ -49,3 +49,9 @@ pub enum LaError {
         nb: usize,
     },
 }
+
+/// [`LaError::InvalidArgument`] naming `argument`, the routines' one way to
+/// build it.
+pub(crate) fn invalid(argument: &'static str, reason: String) -> LaError {
+    LaError::InvalidArgument { argument, reason }
+}

@@ -28,6 +28,7 @@ pub use blocks::Blocking;
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 
+use crate::error::invalid;
 use crate::LaError;
 use blocks::{for_each_block, Grid};
 
@@ -161,8 +162,4 @@ fn scale(mut c: MatMut<'_, f64>, beta: f64) {
             c.as_mut().col_mut(j).iter_mut().for_each(|x| *x *= beta);
         }
     }
-}
-
-fn invalid(argument: &'static str, reason: String) -> LaError {
-    LaError::InvalidArgument { argument, reason }
 }

@@ -6,6 +6,7 @@ use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Col, MatRef, Par};
 
 use super::kernels::laswp_back;
+use crate::error::invalid;
 use crate::probe::{frobenius, Part};
 use crate::rng::SplitMix64;
 use crate::LaError;
@@ -92,8 +93,4 @@ fn tri(
         1.0,
         Par::Seq,
     );
-}
-
-fn invalid(argument: &'static str, reason: String) -> LaError {
-    LaError::InvalidArgument { argument, reason }
 }

@@ -7,6 +7,7 @@ use faer::linalg::triangular_solve::{
 use faer::{MatMut, MatRef, Par};
 
 use super::kernels::{laswp, laswp_back};
+use crate::error::invalid;
 use crate::{LaError, Op};
 
 /// Right-hand sides solved together by one participant, at least.
@@ -78,8 +79,4 @@ fn split<F: Fn(MatMut<'_, f64>) + Sync>(b: MatMut<'_, f64>, parts: usize, f: &F)
     let at = b.ncols() * half / parts;
     let (l, r) = b.split_at_col_mut(at);
     herd::join(|| split(l, half, f), || split(r, parts - half, f));
-}
-
-fn invalid(argument: &'static str, reason: String) -> LaError {
-    LaError::InvalidArgument { argument, reason }
 }

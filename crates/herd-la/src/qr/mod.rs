@@ -55,6 +55,7 @@ mod tests;
 
 use faer::{Col, Mat, MatMut, MatRef, Par};
 
+use crate::error::invalid;
 use crate::probe::{frobenius, Part};
 use crate::rng::SplitMix64;
 use crate::{LaError, Op, Side};
@@ -285,8 +286,4 @@ pub fn qr_residual_probe(
     }
     let den = frobenius(a, Part::Full) * x.norm_l2() * m.max(n) as f64 * f64::EPSILON;
     Ok(num / den)
-}
-
-fn invalid(argument: &'static str, reason: String) -> LaError {
-    LaError::InvalidArgument { argument, reason }
 }

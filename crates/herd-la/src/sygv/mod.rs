@@ -36,6 +36,7 @@ mod tridiagonal;
 
 use faer::{Mat, MatMut, MatRef};
 
+use crate::error::invalid;
 use crate::trsm::trsm;
 use crate::Side;
 use crate::{Diag, LaError, Op, Uplo};
@@ -202,8 +203,4 @@ fn first_non_finite_lower(a: MatRef<'_, f64>) -> Option<(usize, usize)> {
         l.or(r)
     }
     search(0, n, chunk.max(1), &first_in)
-}
-
-fn invalid(argument: &'static str, reason: String) -> LaError {
-    LaError::InvalidArgument { argument, reason }
 }

@@ -24,6 +24,7 @@ mod tests;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
 
+use crate::error::invalid;
 use crate::{gemm, LaError, Op, Uplo};
 
 /// Below this many multiply–adds (`n²·k / 2`) the update is one
@@ -234,8 +235,4 @@ fn scale_triangle(mut c: MatMut<'_, f64>, uplo: Uplo, beta: f64) {
             c[(i, j)] = if beta == 0.0 { 0.0 } else { beta * c[(i, j)] };
         }
     }
-}
-
-fn invalid(argument: &'static str, reason: String) -> LaError {
-    LaError::InvalidArgument { argument, reason }
 }

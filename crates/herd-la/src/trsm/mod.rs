@@ -35,6 +35,7 @@ use faer::linalg::triangular_solve::{
 };
 use faer::{MatMut, MatRef, Par};
 
+use crate::error::invalid;
 use crate::{Diag, LaError, Op, Side, Uplo};
 
 /// `B ← α·op(A)⁻¹·B` (`side = Left`) or `B ← α·B·op(A)⁻¹` (`side = Right`)
@@ -140,8 +141,4 @@ impl Kind {
             (false, true) => solve_unit_upper_triangular_in_place(t, rhs, Par::Seq),
         }
     }
-}
-
-fn invalid(argument: &'static str, reason: String) -> LaError {
-    LaError::InvalidArgument { argument, reason }
 }
