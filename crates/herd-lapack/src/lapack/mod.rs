@@ -9,7 +9,7 @@ mod sygv;
 pub use lu::{dgesv_, dgetrf_, dgetrs_};
 pub(crate) use lu::{getrf_into, pivots, solve};
 pub use potrf::dpotrf_;
-pub(crate) use potrf::potrf;
+pub(crate) use potrf::{first_bad_row, potrf};
 pub use qr::{dgeqrf_, dorgqr_, dormqr_};
 pub(crate) use sygv::sygv_info;
 pub use sygv::{dsygv_, dsygvd_};

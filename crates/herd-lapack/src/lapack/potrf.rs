@@ -65,17 +65,21 @@ pub(crate) fn potrf(uplo: Uplo, a: MatMut<'_, f64>) -> Int {
     }
 }
 
+/// The first row of `a`'s lower triangle holding a NaN or an infinity: the
+/// pivot of that column is the first such a value reaches (`L(r, c)` for
+/// `c < r` feeds only rows and pivots from `r` on). A column-wise scan (the
+/// triangle's columns are contiguous), for the rare factorization that meets
+/// one.
+pub(crate) fn first_bad_row(a: faer::MatRef<'_, f64>) -> Option<usize> {
+    (0..a.ncols()).filter_map(|j| (j..a.nrows()).find(|&i| !a[(i, j)].is_finite())).min()
+}
+
 /// The lower factorization; `Err(j)`: the pivot of column `j` (0-based) is
 /// not positive or not finite.
-fn potrf_lower(mut a: MatMut<'_, f64>) -> Result<(), usize> {
+fn potrf_lower(a: MatMut<'_, f64>) -> Result<(), usize> {
     let n = a.nrows();
-    // The first row holding a non-finite value of the triangle: the pivot of
-    // that column is the first the value reaches.
-    let bad_row = (0..n).find(|&i| (0..=i).any(|j| !a[(i, j)].is_finite()));
-    if let Some(r) = bad_row {
-        potrf_lower(a.as_mut().submatrix_mut(0, 0, r, r))?;
-        return Err(r);
-    }
+    // faer's kernel stops at the first pivot that is not positive or not
+    // finite, which is LAPACK's answer for NaN and infinities too.
     if n <= POTRF_SEQUENTIAL_MAX {
         return faer_potrf(a);
     }
@@ -86,21 +90,62 @@ fn potrf_lower(mut a: MatMut<'_, f64>) -> Result<(), usize> {
         return faer_potrf(a);
     }
     let nb = tile_size(n);
-    let tiled = Arc::new(TiledMatrix::from_faer(a.as_ref(), nb).unwrap_or_else(|e| ffi::checked_twice(e)));
+    let tiled = Arc::new(TiledMatrix::zeros(n, n, nb).unwrap_or_else(|e| ffi::checked_twice(e)));
+    copy_in(&tiled, a.as_ref());
     let result = potrf_flow(&tiled, Backend::Faer, Discipline::DependencyCounted, false);
-    // Written back whether or not a pivot failed: LAPACK leaves the factored
-    // columns in place.
-    for j in 0..tiled.nt() {
-        for i in j..tiled.mt() {
-            let t = tiled.tile(i, j);
-            a.as_mut().submatrix_mut(i * nb, j * nb, t.rows(), t.cols()).copy_from(t.as_faer());
-        }
-    }
     match result {
-        Ok(_) => Ok(()),
-        Err(LaError::NotPositiveDefinite { column }) => Err(column),
+        Ok(_) => {
+            copy_out(&tiled, a, 0, tiled.nt());
+            Ok(())
+        }
+        Err(LaError::NotPositiveDefinite { column }) => {
+            // Written back: LAPACK leaves the factored columns in place.
+            copy_out(&tiled, a, 0, tiled.nt());
+            Err(column)
+        }
+        // potrf_flow refuses non-finite input before it factors anything:
+        // factor the finite leading block and report where LAPACK would.
+        Err(LaError::NonFinite { .. }) => {
+            let r = first_bad_row(a.as_ref()).unwrap_or(n);
+            potrf_lower(a.submatrix_mut(0, 0, r, r))?;
+            Err(r)
+        }
         Err(e) => ffi::checked_twice(e),
     }
+}
+
+/// Copies `a`'s lower tiles into `t`, one herd job per tile column.
+fn copy_in(t: &TiledMatrix, a: faer::MatRef<'_, f64>) {
+    let nb = t.nb();
+    herd::scope(|s| {
+        for j in 0..t.nt() {
+            s.spawn(move |_| {
+                for i in j..t.mt() {
+                    let mut tile = t.tile_mut(i, j);
+                    let (rows, cols) = (tile.rows(), tile.cols());
+                    tile.as_faer_mut().copy_from(a.submatrix(i * nb, j * nb, rows, cols));
+                }
+            });
+        }
+    });
+}
+
+/// Copies `t`'s lower tiles of tile columns `j0 .. j0 + count` back into `a`
+/// (those columns of the caller's matrix), halving the columns with
+/// `herd::join`.
+fn copy_out(t: &TiledMatrix, a: MatMut<'_, f64>, j0: usize, count: usize) {
+    let nb = t.nb();
+    if count == 1 {
+        let mut a = a;
+        for i in j0..t.mt() {
+            let tile = t.tile(i, j0);
+            a.as_mut().submatrix_mut(i * nb, 0, tile.rows(), tile.cols()).copy_from(tile.as_faer());
+        }
+        return;
+    }
+    let half = count / 2;
+    let (left, right) = a.split_at_col_mut(half * nb);
+    herd::join(|| copy_out(t, left, j0, half), || copy_out(t, right, j0 + half, count - half));
 }
 
 /// Tiles of 256 (herd la potrf's measured best at n = 2000–8000) where the

@@ -55,7 +55,7 @@ type Dsygvd = unsafe extern "C" fn(
 pub(crate) fn sygv_info(ul: Uplo, a: MatMut<'_, f64>, b: MatMut<'_, f64>, w: &mut [f64]) -> Int {
     let n = a.nrows();
     let lower_b = if ul == Uplo::Lower { b.as_ref() } else { b.as_ref().transpose() };
-    if let Some(r) = (0..n).find(|&i| (0..=i).any(|j| !lower_b[(i, j)].is_finite())) {
+    if let Some(r) = crate::lapack::first_bad_row(lower_b) {
         // B's factorization stops at row r at the latest; an earlier
         // failing minor is found by factoring the finite leading block.
         let lead = faer::Mat::from_fn(r, r, |i, j| lower_b[(i, j)]);
