@@ -2,10 +2,10 @@
 system LAPACK (Debian's liblapack.so.3, OpenBLAS) and with
 target/release/libherd_lapack.so preloaded, in alternating rounds.
 
-    python3 bench/lapack_numpy.py [--n 4000] [--rounds 5] [--lib target/release/libherd_lapack.so]
+    python3 bench/lapack_numpy.py [--n 4000] [--rounds 5] [--lib target/release/libherd_lapack.so] [--out F.json]
 
-Prints a table of medians (seconds) and herd's speed-up, and writes
-bench/results/lapack-numpy.json. Run it with Debian's python3 (/usr/bin/python3),
+Prints a table of medians (seconds) and herd's speed-up, and writes them
+to --out (bench/results/lapack-numpy.json). Run it with Debian's python3 (/usr/bin/python3),
 which has python3-numpy and python3-scipy. Each operation is timed in a child
 process (one per round and library), after one warm-up call.
 """
@@ -54,6 +54,7 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--lib", default="target/release/libherd_lapack.so")
     p.add_argument("--only", default="", help="comma-separated substrings of the operations to run")
+    p.add_argument("--out", default="bench/results/lapack-numpy.json")
     args = p.parse_args()
     lib = os.path.abspath(args.lib)
     results = {}
@@ -67,8 +68,8 @@ def main():
         ms, mh = statistics.median(system), statistics.median(herd)
         results[name] = {"system": {"median": ms, "samples": system}, "herd": {"median": mh, "samples": herd}, "speedup": ms / mh}
         print(f"{name:40s} system {ms:8.3f} s   herd {mh:8.3f} s   herd speed-up {ms / mh:5.2f}x", flush=True)
-    os.makedirs("bench/results", exist_ok=True)
-    with open("bench/results/lapack-numpy.json", "w") as f:
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
         json.dump({"n": args.n, "rounds": args.rounds, "results": results}, f, indent=1)
 
 
