@@ -487,9 +487,48 @@ fn lapacke_dgeqrf_row_major_equals_column_major_and_checks_nan() {
     assert_eq!(info, -4);
 }
 
+/// `dgetrs_('N')` with the factors `lu` and pivots `ipiv` on `b` (n × 2): INFO.
+fn dgetrs(lu: &Padded, ipiv: &[i32], b: &mut Padded) -> i32 {
+    let (n, mut info) = (lu.rows as i32, 0);
+    // SAFETY: the buffers hold the shapes given.
+    unsafe {
+        herd_lapack::lapack::dgetrs_(
+            &ch(b'N'),
+            &n,
+            &2,
+            lu.data.as_ptr(),
+            &lu.ld(),
+            ipiv.as_ptr(),
+            b.data.as_mut_ptr(),
+            &b.ld(),
+            &mut info,
+        )
+    };
+    info
+}
+
+/// `dgesv_` on `a` (n × n) and `b` (n × 2) with `LDB = ldb`: INFO.
+fn dgesv(a: &mut Padded, ipiv: &mut [i32], b: &mut Padded, ldb: i32) -> i32 {
+    let (n, mut info) = (a.rows as i32, 0);
+    // SAFETY: the buffers hold the shapes given.
+    unsafe {
+        herd_lapack::lapack::dgesv_(
+            &n,
+            &2,
+            a.data.as_mut_ptr(),
+            &a.ld(),
+            ipiv.as_mut_ptr(),
+            b.data.as_mut_ptr(),
+            &ldb,
+            &mut info,
+        )
+    };
+    info
+}
+
 #[test]
 fn dgetrf_dgetrs_dgesv_with_one_based_pivots() {
-    use herd_lapack::lapack::{dgesv_, dgetrf_, dgetrs_};
+    use herd_lapack::lapack::dgetrf_;
     let n = 300usize;
     let a = random_matrix(n, n, 21);
     let x_true = random_matrix(n, 2, 22);
@@ -501,58 +540,17 @@ fn dgetrf_dgetrs_dgesv_with_one_based_pivots() {
     assert_eq!(info, 0);
     assert!(ipiv.iter().enumerate().all(|(i, &p)| p as usize > i && p as usize <= n), "1-based, ≥ i + 1");
     let mut x = Padded::new(&b, n);
-    // SAFETY: as above.
-    unsafe {
-        dgetrs_(
-            &ch(b'N'),
-            &ni,
-            &2,
-            lu.data.as_ptr(),
-            &lu.ld(),
-            ipiv.as_ptr(),
-            x.data.as_mut_ptr(),
-            &x.ld(),
-            &mut info,
-        )
-    };
-    assert_eq!(info, 0);
+    assert_eq!(dgetrs(&lu, &ipiv, &mut x), 0);
     assert!(max_abs_diff(&x.mat(), &x_true) < 1e-9);
-    // A pivot DGETRF could not have produced is argument 6; A and B untouched.
+    // A pivot DGETRF could not have produced is argument 6; B untouched.
     let mut bad = ipiv.clone();
     bad[3] = 1;
     let mut y = Padded::new(&b, n);
-    // SAFETY: as above.
-    unsafe {
-        dgetrs_(
-            &ch(b'N'),
-            &ni,
-            &2,
-            lu.data.as_ptr(),
-            &lu.ld(),
-            bad.as_ptr(),
-            y.data.as_mut_ptr(),
-            &y.ld(),
-            &mut info,
-        )
-    };
-    assert_eq!(info, -6);
+    assert_eq!(dgetrs(&lu, &bad, &mut y), -6);
     assert_eq!(y.mat(), b);
     // DGESV = DGETRF + DGETRS.
     let (mut a2, mut b2, mut p2) = (Padded::new(&a, n), Padded::new(&b, n), vec![0i32; n]);
-    // SAFETY: as above.
-    unsafe {
-        dgesv_(
-            &ni,
-            &2,
-            a2.data.as_mut_ptr(),
-            &a2.ld(),
-            p2.as_mut_ptr(),
-            b2.data.as_mut_ptr(),
-            &b2.ld(),
-            &mut info,
-        )
-    };
-    assert_eq!(info, 0);
+    assert_eq!(dgesv(&mut a2, &mut p2, &mut b2, ni), 0);
     assert_eq!(p2, ipiv);
     assert!(max_abs_diff(&b2.mat(), &x_true) < 1e-9);
     // Singular (a zero column 4): INFO = 5, B not solved.
@@ -561,35 +559,10 @@ fn dgetrf_dgetrs_dgesv_with_one_based_pivots() {
         s[(i, 4)] = 0.0;
     }
     let (mut s2, mut b3) = (Padded::new(&s, n), Padded::new(&b, n));
-    // SAFETY: as above.
-    unsafe {
-        dgesv_(
-            &ni,
-            &2,
-            s2.data.as_mut_ptr(),
-            &s2.ld(),
-            p2.as_mut_ptr(),
-            b3.data.as_mut_ptr(),
-            &b3.ld(),
-            &mut info,
-        )
-    };
-    assert_eq!(info, 5);
+    assert_eq!(dgesv(&mut s2, &mut p2, &mut b3, ni), 5);
     assert_eq!(b3.mat(), b);
-    // SAFETY: the bad LDB is caught first.
-    unsafe {
-        dgesv_(
-            &ni,
-            &2,
-            s2.data.as_mut_ptr(),
-            &s2.ld(),
-            p2.as_mut_ptr(),
-            b3.data.as_mut_ptr(),
-            &(ni - 1),
-            &mut info,
-        )
-    };
-    assert_eq!(info, -7);
+    // A bad LDB is argument 7, caught first.
+    assert_eq!(dgesv(&mut s2, &mut p2, &mut b3, ni - 1), -7);
 }
 
 #[test]
@@ -618,121 +591,85 @@ fn lapacke_dgesv_row_major() {
     assert!(b.iter().enumerate().all(|(i, x)| (x - (i + 1) as f64).abs() < 1e-9));
 }
 
+/// `dsygv_(itype, jobz, uplo)` on `a`, `b` with `LWORK = lwork`: INFO and
+/// `WORK(1)`.
+fn dsygv(
+    itype: i32,
+    jobz: u8,
+    uplo: u8,
+    a: &mut Padded,
+    b: &mut Padded,
+    w: &mut [f64],
+    lwork: i32,
+) -> (i32, f64) {
+    let (n, mut info, mut work) = (a.rows as i32, 0, vec![0.0; lwork.max(1) as usize]);
+    // SAFETY: the buffers hold the shapes given; `work` holds max(1, lwork).
+    unsafe {
+        herd_lapack::lapack::dsygv_(
+            &itype,
+            &ch(jobz),
+            &ch(uplo),
+            &n,
+            a.data.as_mut_ptr(),
+            &a.ld(),
+            b.data.as_mut_ptr(),
+            &b.ld(),
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &lwork,
+            &mut info,
+        )
+    };
+    (info, work[0])
+}
+
+/// `dsygvd_(1, 'V', 'L')` on `a`, `b` with `LWORK`, `LIWORK`: INFO, `WORK(1)`
+/// and `IWORK(1)`.
+fn dsygvd(a: &mut Padded, b: &mut Padded, w: &mut [f64], lwork: i32, liwork: i32) -> (i32, f64, i32) {
+    let n = a.rows as i32;
+    let (mut info, mut work, mut iwork) =
+        (0, vec![0.0; lwork.max(1) as usize], vec![0i32; liwork.max(1) as usize]);
+    // SAFETY: as in `dsygv`.
+    unsafe {
+        herd_lapack::lapack::dsygvd_(
+            &1,
+            &ch(b'V'),
+            &ch(b'L'),
+            &n,
+            a.data.as_mut_ptr(),
+            &a.ld(),
+            b.data.as_mut_ptr(),
+            &b.ld(),
+            w.as_mut_ptr(),
+            work.as_mut_ptr(),
+            &lwork,
+            iwork.as_mut_ptr(),
+            &liwork,
+            &mut info,
+        )
+    };
+    (info, work[0], iwork[0])
+}
+
 #[test]
 fn dsygv_and_dsygvd_results_queries_and_info() {
-    use herd_lapack::lapack::{dsygv_, dsygvd_};
     let n = 90usize;
     let r = random_matrix(n, n, 31);
     let a = Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)]);
     let b = random_spd(n, 32);
-    let ni = n as i32;
-    let (mut info, mut work, mut iwork) = (0, vec![0.0; 1 + 6 * n + 2 * n * n], vec![0i32; 3 + 5 * n]);
     let mut w = vec![0.0; n];
-    // Workspace queries.
     let (mut za, mut lb) = (Padded::new(&a, n), Padded::new(&b, n));
-    // SAFETY: the buffers hold the shapes given.
-    unsafe {
-        dsygv_(
-            &1,
-            &ch(b'V'),
-            &ch(b'L'),
-            &ni,
-            za.data.as_mut_ptr(),
-            &ni,
-            lb.data.as_mut_ptr(),
-            &ni,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            &-1,
-            &mut info,
-        );
-        assert_eq!((info, work[0]), (0, (3 * n - 1) as f64));
-        dsygvd_(
-            &1,
-            &ch(b'V'),
-            &ch(b'L'),
-            &ni,
-            za.data.as_mut_ptr(),
-            &ni,
-            lb.data.as_mut_ptr(),
-            &ni,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            &-1,
-            iwork.as_mut_ptr(),
-            &-1,
-            &mut info,
-        );
-        assert_eq!((info, work[0], iwork[0]), (0, (1 + 6 * n + 2 * n * n) as f64, (3 + 5 * n) as i32));
-        dsygvd_(
-            &1,
-            &ch(b'V'),
-            &ch(b'L'),
-            &ni,
-            za.data.as_mut_ptr(),
-            &ni,
-            lb.data.as_mut_ptr(),
-            &ni,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            &10,
-            iwork.as_mut_ptr(),
-            &500,
-            &mut info,
-        );
-        assert_eq!(info, -11);
-        dsygv_(
-            &4,
-            &ch(b'V'),
-            &ch(b'L'),
-            &ni,
-            za.data.as_mut_ptr(),
-            &ni,
-            lb.data.as_mut_ptr(),
-            &ni,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            &-1,
-            &mut info,
-        );
-        assert_eq!(info, -1);
-        dsygv_(
-            &1,
-            &ch(b'X'),
-            &ch(b'L'),
-            &ni,
-            za.data.as_mut_ptr(),
-            &ni,
-            lb.data.as_mut_ptr(),
-            &ni,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            &-1,
-            &mut info,
-        );
-        assert_eq!(info, -2);
-    }
+    // Workspace queries, and bad arguments.
+    assert_eq!(dsygv(1, b'V', b'L', &mut za, &mut lb, &mut w, -1), (0, (3 * n - 1) as f64));
+    let big = (1 + 6 * n + 2 * n * n) as f64;
+    assert_eq!(dsygvd(&mut za, &mut lb, &mut w, -1, -1), (0, big, (3 + 5 * n) as i32));
+    assert_eq!(dsygvd(&mut za, &mut lb, &mut w, 10, 500).0, -11);
+    assert_eq!(dsygv(4, b'V', b'L', &mut za, &mut lb, &mut w, -1).0, -1);
+    assert_eq!(dsygv(1, b'X', b'L', &mut za, &mut lb, &mut w, -1).0, -2);
     assert_eq!(za.mat(), a, "queries and bad arguments leave A alone");
     for (uplo, lw) in [(b'L', 3 * n - 1), (b'U', 3 * n + 10)] {
         let (mut za, mut lb) = (Padded::new(&a, n + 1), Padded::new(&b, n + 2));
-        // SAFETY: as above.
-        unsafe {
-            dsygv_(
-                &1,
-                &ch(b'V'),
-                &ch(uplo),
-                &ni,
-                za.data.as_mut_ptr(),
-                &za.ld(),
-                lb.data.as_mut_ptr(),
-                &lb.ld(),
-                w.as_mut_ptr(),
-                work.as_mut_ptr(),
-                &(lw as i32),
-                &mut info,
-            )
-        };
-        assert_eq!(info, 0);
+        assert_eq!(dsygv(1, b'V', uplo, &mut za, &mut lb, &mut w, lw as i32).0, 0);
         let z = za.mat();
         let lambda = Mat::from_fn(n, n, |i, j| if i == j { w[i] } else { 0.0 });
         let res = (&a * &z - &b * &z * &lambda).norm_max();
@@ -744,24 +681,7 @@ fn dsygv_and_dsygvd_results_queries_and_info() {
     let mut bad = b.clone();
     bad[(3, 3)] = -5.0;
     let (mut za, mut lb) = (Padded::new(&a, n), Padded::new(&bad, n));
-    // SAFETY: as above.
-    unsafe {
-        dsygv_(
-            &1,
-            &ch(b'N'),
-            &ch(b'L'),
-            &ni,
-            za.data.as_mut_ptr(),
-            &ni,
-            lb.data.as_mut_ptr(),
-            &ni,
-            w.as_mut_ptr(),
-            work.as_mut_ptr(),
-            &(3 * ni),
-            &mut info,
-        )
-    };
-    assert_eq!(info, ni + 4);
+    assert_eq!(dsygv(1, b'N', b'L', &mut za, &mut lb, &mut w, 3 * n as i32).0, n as i32 + 4);
 }
 
 #[test]
