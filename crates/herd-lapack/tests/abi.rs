@@ -756,3 +756,27 @@ fn cblas_dtrsm_and_dsyrk_row_major() {
         }
     }
 }
+
+/// LAPACK is called from many threads at once by threaded programs: each
+/// call must still be right (herd hands the work of callers that are not
+/// the pool's master to its workers).
+#[test]
+fn concurrent_callers_on_several_threads() {
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            std::thread::spawn(move || {
+                for round in 0..3 {
+                    let n = 200 + 37 * t + round;
+                    let a = random_spd(n, (t * 10 + round) as u64);
+                    let (info, p) = dpotrf(b'L', &a, n);
+                    assert_eq!(info, 0);
+                    let l = p.mat();
+                    assert!(residual(a.as_ref(), l.as_ref()).unwrap() < 30.0, "thread {t}, round {round}");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a caller thread failed");
+    }
+}
