@@ -22,6 +22,15 @@
 //!   of them before sleeping (`has_work`): a refused job stays where every
 //!   participant's search reaches it.
 //!
+//! The searches cost nothing in a pool whose waiters never refused a job:
+//! `Registry::refusals_seen`, set once by the first refusal (after its
+//! push, `SeqCst`) and never cleared, is loaded first, so `find_work`'s
+//! miss path and the pre-sleep check read one line that is never written
+//! instead of every participant's refused queue (O(P) per failed steal).
+//! The store is ordered like the push it follows: a sleeper that announced
+//! itself and then loads `false` (`SeqCst`) is one the refuser's
+//! `notify_work` sees announced.
+//!
 //! Stealing takes one job at a time (`Scheduler::steal_one`): a bulk steal
 //! would bury the waiter's own jobs under ones it may not run.
 //!
@@ -55,6 +64,7 @@ use super::registry::Registry;
 use crate::sched::{JobRef, Scheduler, Target};
 use crate::sync::Parker;
 use crossbeam_deque::Steal;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// A waiter's rule for which jobs it may run (see the module documentation).
@@ -75,10 +85,14 @@ const LOOK_EVERY: u32 = 8;
 const ROTATE: usize = 4;
 
 impl Registry {
-    /// A job of `slot`'s refused queue, if any: one load of its indices
-    /// when there is none.
+    /// A job of `slot`'s refused queue, if any: one load of
+    /// `refusals_seen` in a pool that never refused, of the queue's indices
+    /// when it is empty.
     #[inline]
     pub(crate) fn take_refused(&self, slot: usize) -> Option<JobRef> {
+        if !self.refusals_seen.load(Ordering::SeqCst) {
+            return None;
+        }
         let q = &self.refused[slot];
         if q.is_empty() {
             return None;
@@ -93,15 +107,19 @@ impl Registry {
     }
 
     /// A job of another participant's refused queue (after a failed steal:
-    /// an idle participant's path, one load per participant).
+    /// an idle participant's path; one load per participant once the pool
+    /// has seen a refusal, one load in all before).
     pub(crate) fn take_others_refused(&self, slot: usize) -> Option<JobRef> {
-        let n = self.team.load(std::sync::atomic::Ordering::Relaxed).min(self.refused.len());
+        if !self.refusals_seen.load(Ordering::SeqCst) {
+            return None;
+        }
+        let n = self.team.load(Ordering::Relaxed).min(self.refused.len());
         (1..n).find_map(|i| self.take_refused((slot + i) % n))
     }
 
     /// Whether any refused queue holds a job (before sleeping).
     pub(crate) fn any_refused(&self) -> bool {
-        self.refused.iter().any(|q| !q.is_empty())
+        self.refusals_seen.load(Ordering::SeqCst) && self.refused.iter().any(|q| !q.is_empty())
     }
 
     /// [`Registry::wait_until`] for the occupant of `slot` that may run only
@@ -193,7 +211,7 @@ impl Registry {
     /// the own refused queue, one stolen job, one of another's refused
     /// queue. Refused jobs go where the module documentation says.
     fn find_admitted(&self, slot: usize, admit: &dyn Admit, own_blocked: &mut bool) -> Option<JobRef> {
-        if slot >= self.team.load(std::sync::atomic::Ordering::Relaxed) || self.throttled(slot) {
+        if slot >= self.team.load(Ordering::Relaxed) || self.throttled(slot) {
             return None;
         }
         let accepts = |job: JobRef| {
@@ -252,6 +270,9 @@ impl Registry {
         let (data, run) = job.parts();
         let waiters = admit.wake_for(data, run);
         self.refused[slot].push(job);
+        if !self.refusals_seen.load(Ordering::Relaxed) {
+            self.refusals_seen.store(true, Ordering::SeqCst);
+        }
         self.notify_work(Target::Anyone, slot);
         self.wake_named(slot, waiters);
     }

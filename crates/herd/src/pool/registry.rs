@@ -77,6 +77,10 @@ pub(crate) struct Registry {
     /// jobs (`admit.rs`) and refused: pushed only by that occupant, taken by
     /// anyone.
     pub(crate) refused: Box<[CachePadded<Injector<JobRef>>]>,
+    /// Set (once, for the pool's life) by the first refusal: until then the
+    /// searches of `refused` cost one load of this never-written line
+    /// instead of a look at every participant's queue (`admit.rs`).
+    pub(crate) refusals_seen: CachePadded<AtomicBool>,
     /// Participants allowed to take jobs: slots `0..team`. A region of fewer
     /// participants than the pool (`rt::broadcast_n`) lowers it for its
     /// duration, so that workers outside the region neither steal its jobs
@@ -135,6 +139,7 @@ impl Registry {
             sleepers: Sleepers::new(n),
             parked_waiters: Parked::new(),
             refused: (0..n).map(|_| CachePadded::new(Injector::new())).collect(),
+            refusals_seen: CachePadded::new(AtomicBool::new(false)),
             team: AtomicUsize::new(n),
             keep_master_binding: false,
             report_stats: false,
