@@ -54,25 +54,8 @@ pub unsafe extern "C" fn LAPACKE_dpotrf(
     a: *mut f64,
     lda: Int,
 ) -> Int {
-    if let (true, Ok(_), Ok(ul), Ok(n), Ok(lda)) =
-        (nancheck(), row_major(matrix_layout), uplo(uplo_, 2), usize::try_from(n), usize::try_from(lda))
-    {
-        if lda >= n.max(1) && !a.is_null() {
-            let lower_in_memory = (ul == Uplo::Lower) != (matrix_layout == ROW_MAJOR);
-            // SAFETY: `a` holds n columns of `lda ≥ n` (caller's contract),
-            // read only here.
-            let m = unsafe { ffi::mat_ref(a, n, n, lda) };
-            let has_nan = (0..n).any(|j| {
-                let (lo, hi) = if lower_in_memory { (j, n) } else { (0, j + 1) };
-                (lo..hi).any(|i| m[(i, j)].is_nan())
-            });
-            if has_nan {
-                return -4;
-            }
-        }
-    }
     // SAFETY: forwarded.
-    unsafe { LAPACKE_dpotrf_work(matrix_layout, uplo_, n, a, lda) }
+    unsafe { potrf_layout("LAPACKE_dpotrf", matrix_layout, uplo_, n, a, lda, nancheck()) }
 }
 
 /// `LAPACKE_dpotrf_work`: `dpotrf_` in either layout; LAPACKE's numbering of
@@ -89,15 +72,44 @@ pub unsafe extern "C" fn LAPACKE_dpotrf_work(
     a: *mut f64,
     lda: Int,
 ) -> Int {
-    guard("LAPACKE_dpotrf_work", || {
-        let row = row_major(matrix_layout)?;
+    // SAFETY: forwarded.
+    unsafe { potrf_layout("LAPACKE_dpotrf_work", matrix_layout, uplo_, n, a, lda, false) }
+}
+
+/// Both LAPACKE Cholesky entry points, the NaN check when `check_nan`.
+///
+/// # Safety
+/// As [`LAPACKE_dpotrf`].
+unsafe fn potrf_layout(
+    name: &str,
+    layout: Int,
+    uplo_: c_char,
+    n: Int,
+    a: *mut f64,
+    lda: Int,
+    check_nan: bool,
+) -> Int {
+    guard(name, || {
+        let row = row_major(layout)?;
         let ul = uplo(uplo_, 2)?;
-        let n = usize::try_from(n).map_err(|_| BadArg(3))?;
-        let lda = usize::try_from(lda).ok().filter(|&l| l >= n.max(1)).ok_or(BadArg(5))?;
+        let n = size(n, 3)?;
+        // SAFETY: the caller's contract, with the checked `n`, `lda`.
+        let a = unsafe { matrix(row, a, (n, n), lda, 5)? };
+        if check_nan && has_nan_in(a.as_ref(), ul) {
+            return Ok(-4);
+        }
         ffi::count(Routine::Potrf);
-        let ul = if row { ul.flip() } else { ul };
-        // SAFETY: the caller's contract for `a` with the checked `n`, `lda`.
-        Ok(potrf(ul, unsafe { mat_mut(a, n, n, lda) }))
+        Ok(potrf(ul, a))
+    })
+}
+
+/// Whether the `uplo` triangle (with the diagonal) of a square view holds a
+/// NaN (LAPACKE's `nancheck` of a symmetric matrix).
+fn has_nan_in(m: MatRef<'_, f64>, ul: Uplo) -> bool {
+    let n = m.nrows();
+    (0..n).any(|j| {
+        let rows = if ul == Uplo::Lower { j..n } else { 0..j + 1 };
+        rows.into_iter().any(|i| m[(i, j)].is_nan())
     })
 }
 
@@ -444,16 +456,10 @@ pub unsafe extern "C" fn LAPACKE_dsygv(
         }
         // SAFETY: the caller's contract.
         let (a, b) = unsafe { (matrix(row, a, (nn, nn), lda, 7)?, matrix(row, b, (nn, nn), ldb, 9)?) };
-        let tri_nan = |m: MatRef<'_, f64>| {
-            (0..nn).any(|j| {
-                let rows = if ul == Uplo::Lower { j..nn } else { 0..j + 1 };
-                rows.into_iter().any(|i| m[(i, j)].is_nan())
-            })
-        };
-        if nancheck() && tri_nan(a.as_ref()) {
+        if nancheck() && has_nan_in(a.as_ref(), ul) {
             return Ok(-6);
         }
-        if nancheck() && tri_nan(b.as_ref()) {
+        if nancheck() && has_nan_in(b.as_ref(), ul) {
             return Ok(-8);
         }
         // SAFETY: `w` holds n values by the caller's contract.
