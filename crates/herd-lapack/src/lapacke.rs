@@ -316,7 +316,7 @@ pub unsafe extern "C" fn LAPACKE_dgetrf(
         }
         ffi::count(Routine::Getrf);
         // SAFETY: `ipiv` holds min(m, n) by the caller's contract.
-        unsafe { getrf_into(a, ipiv, 6) }
+        Ok(unsafe { getrf_into(a, ipiv, 6) }?.0)
     })
 }
 
@@ -395,12 +395,10 @@ pub unsafe extern "C" fn LAPACKE_dgesv(
         }
         ffi::count(Routine::Gesv);
         // SAFETY: `ipiv` holds n by the caller's contract.
-        let info = unsafe { getrf_into(a.as_mut(), ipiv, 6)? };
+        let (info, piv) = unsafe { getrf_into(a.as_mut(), ipiv, 6)? };
         if info != 0 || n == 0 || nrhs == 0 {
             return Ok(info);
         }
-        // SAFETY: as above; getrf_into wrote the n pivots.
-        let piv = unsafe { pivots(ipiv, n, 6)? };
         solve(Op::NoTrans, a.as_ref(), &piv, b, 6)?;
         Ok(0)
     })

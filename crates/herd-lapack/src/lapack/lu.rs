@@ -6,11 +6,16 @@ use faer::MatMut;
 use herd_la::{getrf, getrs, LaError, Op};
 
 /// Factors `a` in place; LAPACK's `INFO` (0, or `j + 1` for the first exactly
-/// zero pivot `U(j, j)`), with the 1-based pivots written to `ipiv`.
+/// zero pivot `U(j, j)`) and the 0-based pivots, which are also written,
+/// 1-based, to `ipiv`.
 ///
 /// # Safety
 /// `ipiv` points to `min(m, n)` writable `Int`s (unless that is 0).
-pub(crate) unsafe fn getrf_into(a: MatMut<'_, f64>, ipiv: *mut Int, ipiv_arg: Int) -> Result<Int, BadArg> {
+pub(crate) unsafe fn getrf_into(
+    a: MatMut<'_, f64>,
+    ipiv: *mut Int,
+    ipiv_arg: Int,
+) -> Result<(Int, Vec<usize>), BadArg> {
     let k = a.nrows().min(a.ncols());
     if k > 0 && ipiv.is_null() {
         return Err(BadArg(ipiv_arg));
@@ -22,7 +27,7 @@ pub(crate) unsafe fn getrf_into(a: MatMut<'_, f64>, ipiv: *mut Int, ipiv_arg: In
         // below min(m, n) ≤ i32::MAX (the dimensions came in as Ints).
         unsafe { ipiv.add(i).write_unaligned(*p as Int + 1) };
     }
-    Ok(info.map_or(0, |j| j as Int + 1))
+    Ok((info.map_or(0, |j| j as Int + 1), piv))
 }
 
 /// LAPACK's 1-based pivots made 0-based; an entry outside `i + 1 ..= n`
@@ -85,7 +90,7 @@ pub unsafe extern "C" fn dgetrf_(
             let (m, n) = (dim(m, 1)?, dim(n, 2)?);
             let lda = lead(lda, m, 4)?;
             ffi::count(Routine::Getrf);
-            getrf_into(mat_mut(a, m, n, lda), ipiv, 5)
+            Ok(getrf_into(mat_mut(a, m, n, lda), ipiv, 5)?.0)
         }
     });
     // SAFETY: the caller's contract.
@@ -159,11 +164,10 @@ pub unsafe extern "C" fn dgesv_(
             let ldb = lead(ldb, n, 7)?;
             ffi::count(Routine::Gesv);
             let mut lu = mat_mut(a, n, n, lda);
-            let info = getrf_into(lu.as_mut(), ipiv, 5)?;
+            let (info, piv) = getrf_into(lu.as_mut(), ipiv, 5)?;
             if info != 0 || nrhs == 0 || n == 0 {
                 return Ok(info);
             }
-            let piv = pivots(ipiv, n, 5)?;
             solve(Op::NoTrans, lu.as_ref(), &piv, mat_mut(b, n, nrhs, ldb), 5)?;
             Ok(0)
         }
