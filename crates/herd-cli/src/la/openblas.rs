@@ -316,55 +316,46 @@ impl OpenBlas {
         let lda = leading(nn, z.col_stride())?;
         let ldb = leading(nn, l.col_stride())?;
         let mut w = vec![0.0; nn];
-        let (itype, mut info, mut query) = (1i32, 0i32, 0.0f64);
-        // SAFETY: z and l are n×n column-major (faer's Mat: unit row stride)
-        // with leading dimensions lda and ldb, w has n entries; lwork = -1
-        // only writes the optimal workspace size into `query`.
-        unsafe {
-            (self.set_threads)(threads.max(1) as i32);
-            dsygv(
-                &itype,
-                b"V".as_ptr(),
-                b"L".as_ptr(),
-                &n,
-                z.as_ptr_mut(),
-                &lda,
-                l.as_ptr_mut(),
-                &ldb,
-                w.as_mut_ptr(),
-                &mut query,
-                &-1,
-                &mut info,
-                1,
-                1,
-            );
-        }
+        let (z_ptr, l_ptr, w_ptr) = (z.as_ptr_mut(), l.as_ptr_mut(), w.as_mut_ptr());
+        // One call of dsygv (itype 1, jobz 'V', uplo 'L') with the workspace
+        // `work` of `lwork` entries (`lwork = -1`: the size query); its info.
+        let call = |work: *mut f64, lwork: i32| -> i32 {
+            let mut info = 0;
+            // SAFETY: z and l are n×n column-major (faer's Mat: unit row
+            // stride) with leading dimensions lda and ldb, w has n entries,
+            // `work` holds `lwork` entries (one for the query).
+            unsafe {
+                dsygv(
+                    &1,
+                    b"V".as_ptr(),
+                    b"L".as_ptr(),
+                    &n,
+                    z_ptr,
+                    &lda,
+                    l_ptr,
+                    &ldb,
+                    w_ptr,
+                    work,
+                    &lwork,
+                    &mut info,
+                    1,
+                    1,
+                )
+            };
+            info
+        };
+        let mut query = 0.0f64;
+        // SAFETY: a positive thread count.
+        unsafe { (self.set_threads)(threads.max(1) as i32) };
+        let info = call(&mut query, -1);
         if info != 0 {
             return Err(CliError::Verify(format!("OpenBLAS dsygv workspace query: info = {info}")));
         }
         let lwork = lp64((query as usize).max(3 * nn).max(1))?;
         let mut work = vec![0.0; lwork as usize];
-        // SAFETY: as above, with `work` of `lwork` entries.
-        let secs = unsafe {
-            let start = Instant::now();
-            dsygv(
-                &itype,
-                b"V".as_ptr(),
-                b"L".as_ptr(),
-                &n,
-                z.as_ptr_mut(),
-                &lda,
-                l.as_ptr_mut(),
-                &ldb,
-                w.as_mut_ptr(),
-                work.as_mut_ptr(),
-                &lwork,
-                &mut info,
-                1,
-                1,
-            );
-            start.elapsed().as_secs_f64()
-        };
+        let start = Instant::now();
+        let info = call(work.as_mut_ptr(), lwork);
+        let secs = start.elapsed().as_secs_f64();
         if info != 0 {
             return Err(CliError::Verify(format!("OpenBLAS dsygv: info = {info}")));
         }
