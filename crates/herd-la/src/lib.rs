@@ -17,9 +17,10 @@
 //!   [`Uplo`], [`Diag`]) and [`syrk`](syrk()) (`C ← α·A·Aᵀ + β·C`, BLAS's `dsyrk`): whole-matrix
 //!   BLAS-3 on herd like `gemm`, one sequential faer kernel per block.
 //! * [`sygv`](sygv()): the generalized symmetric-definite eigenproblem `A·x = λ·B·x` (LAPACK's
-//!   `dsygv`, itype 1, jobz 'V', uplo 'L'): Cholesky on herd-flow, reduction to standard form
-//!   and back-transformation with `trsm` on herd; between them faer's sequential tridiagonal
-//!   reduction, then bisection, inverse iteration and the Householder back-transformation on herd.
+//!   `dsygv`, itype 1, jobz 'V', uplo 'L' or 'U'): Cholesky on herd-flow, the reduction to
+//!   standard form as LAPACK's blocked `dsygst` on herd's `trsm`/`syr2k`/`gemm`, faer's
+//!   sequential tridiagonal reduction, then bisection, inverse iteration and the Householder
+//!   back-transformation on herd, and the final triangular solve with `trsm`.
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous
@@ -131,8 +132,7 @@ pub fn geqrf_flops(m: usize, n: usize) -> f64 {
 /// reduction to standard form `n³` (`dsygst`), tridiagonal reduction `4n³/3`,
 /// back-transformation of the eigenvectors by the Householder reflectors
 /// `2n³`, and the final triangular solve `n³` — `17n³/3` in all. The
-/// tridiagonal eigensolver (data-dependent, at most `O(n³)`) is not counted,
-/// nor the extra `n³` of herd's two-solve reduction.
+/// tridiagonal eigensolver (data-dependent, at most `O(n³)`) is not counted.
 pub fn sygv_flops(n: usize) -> f64 {
     let n = n as f64;
     17.0 * n * n * n / 3.0
