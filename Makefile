@@ -4,10 +4,11 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 # Debian packages the build and the tests need.
-APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ gfortran make libomp-dev fonts-dejavu-core libopenblas0-pthread libopenblas-serial-dev python3-numpy python3-scipy
+APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ gfortran make libomp-dev fonts-dejavu-core libopenblas0-pthread libopenblas-serial-dev python3-numpy python3-scipy \
+  libopenmpi-dev openmpi-bin libclang-dev libfftw3-dev libfftw3-mpi-dev libscalapack-openmpi-dev
 LOOM_MAX_PREEMPTIONS ?= 3
 
-.PHONY: all deps build omp demo test test-rust test-loom test-c test-omp test-lapack bench clean tsan
+.PHONY: all deps build omp demo test test-rust test-loom test-c test-omp test-lapack test-mpi bench clean tsan
 
 all: build
 
@@ -35,11 +36,11 @@ demo: build
 	./target/release/herd pmo --quick --json out/pmo-quick.json --plot out/pmo-quick.svg
 	@echo "chart written to out/pmo-quick.svg, data to out/pmo-quick.json"
 
-test: deps test-rust test-loom test-c test-omp test-lapack
+test: deps test-rust test-loom test-c test-omp test-lapack test-mpi
 	@echo "make test: all suites passed"
 
 test-rust:
-	$(CARGO) test --workspace --release
+	$(CARGO) test --workspace --release --exclude herd-mpi
 	# herd-la's OpenBLAS tile-kernel backend (serial OpenBLAS, -l openblas).
 	$(CARGO) test --release -p herd-la --features openblas
 
@@ -66,6 +67,11 @@ test-omp: omp
 # herd's LAPACK/BLAS C ABI (target/release/libherd_lapack.so) used by a C
 # program, an unmodified Fortran program and NumPy/SciPy, with herd preloaded
 # in front of the system LAPACK; results compared with the system library's.
+# herd-mpi: each MPI test launches itself under `mpirun -np 1, 2, 4` (oversubscribed,
+# loopback only, with a deadline) and checks every rank (crates/herd-mpi/src/testing.rs).
+test-mpi: deps
+	$(CARGO) test --release -p herd-mpi
+
 test-lapack: deps
 	$(CARGO) build --release -p herd-lapack
 	bash crates/herd-lapack/tests/run.sh target/release/libherd_lapack.so

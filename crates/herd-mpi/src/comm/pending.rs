@@ -1,0 +1,126 @@
+//! [`Pending`]: the completion of an operation handed to the communicator thread.
+//!
+//! The communicator thread fills the slot once and unparks the waiter; the waiter spins
+//! briefly (a completion usually follows within microseconds on one node) and then parks.
+//! Written here rather than taken from a futures executor because the waiter is a herd
+//! participant that must not need an async runtime: this is the hand-off the papers'
+//! communicator thread makes, one word and one wake.
+
+use crate::error::{MpiError, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+struct Slot<T> {
+    done: AtomicBool,
+    value: Mutex<Option<Result<T>>>,
+    waiter: Mutex<Option<Thread>>,
+}
+
+/// The result of an operation the communicator thread completes later (a send, a receive,
+/// an all-to-all, a closure). [`Pending::wait`] blocks the calling thread until it is done.
+#[must_use = "an operation's result (and its buffer) is only seen through wait"]
+pub struct Pending<T> {
+    slot: Arc<Slot<T>>,
+    rank: usize,
+}
+
+/// The communicator thread's side of a [`Pending`].
+pub(crate) struct Completer<T> {
+    slot: Arc<Slot<T>>,
+}
+
+/// A new pending result and the handle that completes it.
+pub(crate) fn pending<T>(rank: usize) -> (Pending<T>, Completer<T>) {
+    let slot =
+        Arc::new(Slot { done: AtomicBool::new(false), value: Mutex::new(None), waiter: Mutex::new(None) });
+    (Pending { slot: slot.clone(), rank }, Completer { slot })
+}
+
+impl<T> Completer<T> {
+    /// Stores the result and wakes the waiter, if one is parked.
+    pub(crate) fn complete(self, value: Result<T>) {
+        *self.slot.value.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+        self.slot.done.store(true, Ordering::Release);
+        if let Some(t) = self.slot.waiter.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            t.unpark();
+        }
+    }
+}
+
+impl<T> Drop for Completer<T> {
+    fn drop(&mut self) {
+        // A completer dropped without a result (its thread stopped): the waiter gets an error
+        // instead of hanging.
+        if !self.slot.done.load(Ordering::Acquire) {
+            let mut v = self.slot.value.lock().unwrap_or_else(|e| e.into_inner());
+            if v.is_none() {
+                *v = Some(Err(MpiError::Stopped {
+                    rank: usize::MAX,
+                    why: "the operation was dropped before it completed".into(),
+                }));
+            }
+            drop(v);
+            self.slot.done.store(true, Ordering::Release);
+            if let Some(t) = self.slot.waiter.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                t.unpark();
+            }
+        }
+    }
+}
+
+impl<T> Pending<T> {
+    /// Whether the operation has completed (then [`Pending::wait`] returns at once).
+    pub fn is_done(&self) -> bool {
+        self.slot.done.load(Ordering::Acquire)
+    }
+
+    /// Blocks until the operation completes and returns its result.
+    pub fn wait(self) -> Result<T> {
+        self.wait_until(None)
+    }
+
+    /// As [`Pending::wait`], but gives up with [`MpiError::Timeout`] after `limit`.
+    pub fn wait_timeout(self, limit: Duration) -> Result<T> {
+        self.wait_until(Some(Instant::now() + limit))
+    }
+
+    fn wait_until(self, deadline: Option<Instant>) -> Result<T> {
+        let start = Instant::now();
+        let mut spins = 0u32;
+        while !self.is_done() {
+            if spins < 2000 {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            *self.slot.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
+            if self.is_done() {
+                break;
+            }
+            match deadline {
+                None => std::thread::park_timeout(Duration::from_millis(100)),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return Err(MpiError::Timeout {
+                            rank: self.rank,
+                            what: "an operation handed to the communicator thread".into(),
+                            seconds: (now - start).as_secs_f64(),
+                        });
+                    }
+                    std::thread::park_timeout((d - now).min(Duration::from_millis(100)));
+                }
+            }
+        }
+        let v = self.slot.value.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match v {
+            Some(Err(MpiError::Stopped { rank: usize::MAX, why })) => {
+                Err(MpiError::Stopped { rank: self.rank, why })
+            }
+            Some(v) => v,
+            None => Err(MpiError::Stopped { rank: self.rank, why: "no result was stored".into() }),
+        }
+    }
+}

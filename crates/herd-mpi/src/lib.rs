@@ -1,0 +1,29 @@
+//! # herd-mpi — herd beyond one node, over MPI
+//!
+//! herd on Open MPI through rsmpi (copy-pack-overlap-blue-horizon.txt, cnc-dense-linear-algebra.txt):
+//! * [`Mpi`]: the **communicator thread** that owns MPI in each process; compute participants
+//!   hand it sends, receives, all-to-alls and closures and go on ([`comm`]).
+//!
+//! MPI programs run under `mpirun`; `herd mpi …` are the command-line experiments. Tests
+//! launch themselves under `mpirun -np 1, 2, 4` ([`testing`]).
+
+#![warn(missing_docs)]
+
+pub mod comm;
+pub mod error;
+#[doc(hidden)]
+pub mod testing;
+
+pub use comm::{CommPlace, CommStats, Mpi, Options, Pending};
+pub use error::{MpiError, Result};
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".into()
+    }
+}

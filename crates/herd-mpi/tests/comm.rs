@@ -1,0 +1,92 @@
+//! The communicator thread under mpirun: point-to-point in every size class (zero, small,
+//! split beyond the count limit), all-to-all, closures, listeners, and a failing rank.
+
+use herd_mpi::{mpi_test, Mpi, Options};
+
+fn small_chunks() -> Options {
+    Options { max_count: 7, ..Options::default() }
+}
+
+mpi_test!(fn ring_every_size_class() ranks [1, 2, 4] within 120 {
+    let mpi = Mpi::init(Options::default()).unwrap();
+    let (r, n) = (mpi.rank(), mpi.size());
+    for len in [0usize, 1, 6, 7, 8, 100, 1 << 16, 1 << 22] {
+        let next = (r + 1) % n;
+        let prev = (r + n - 1) % n;
+        let data: Vec<f64> = (0..len).map(|i| (r * 10_000_000 + i) as f64).collect();
+        let rx = mpi.irecv::<f64>(prev, 5, len).unwrap();
+        let tx = mpi.isend(next, 5, data.clone()).unwrap();
+        let got = rx.wait().unwrap();
+        assert_eq!(tx.wait().unwrap(), data, "the send buffer comes back unchanged");
+        let want: Vec<f64> = (0..len).map(|i| (prev * 10_000_000 + i) as f64).collect();
+        assert_eq!(got, want, "rank {r} from {prev}, {len} elements");
+    }
+});
+
+mpi_test!(fn split_messages_reassemble() ranks [2, 4] within 120 {
+    let mpi = Mpi::init(small_chunks()).unwrap();
+    let (r, n) = (mpi.rank(), mpi.size());
+    for len in [0usize, 1, 6, 7, 8, 13, 14, 15, 1000] {
+        let next = (r + 1) % n;
+        let prev = (r + n - 1) % n;
+        let data: Vec<u32> = (0..len as u32).map(|i| i ^ (r as u32) << 20).collect();
+        let rx = mpi.irecv::<u32>(prev, 9, len).unwrap();
+        let _tx = mpi.isend(next, 9, data).unwrap();
+        let want: Vec<u32> = (0..len as u32).map(|i| i ^ (prev as u32) << 20).collect();
+        assert_eq!(rx.wait().unwrap(), want);
+    }
+    // all-to-all beyond the chunk size goes pairwise
+    for count in [0usize, 3, 7, 20] {
+        let send: Vec<u64> = (0..n * count).map(|k| (r * 10_000 + k) as u64).collect();
+        let (back, got) = mpi.ialltoall(send.clone()).unwrap().wait().unwrap();
+        assert_eq!(back, send);
+        for i in 0..n {
+            for k in 0..count {
+                assert_eq!(got[i * count + k], (i * 10_000 + r * count + k) as u64);
+            }
+        }
+    }
+});
+
+mpi_test!(fn alltoall_closures_and_listeners() ranks [1, 2, 4] within 120 {
+    let mpi = Mpi::init(Options::default()).unwrap();
+    let (r, n) = (mpi.rank(), mpi.size());
+    let count = 1000;
+    let send: Vec<f64> = (0..n * count).map(|k| (r * 1_000_000 + k) as f64).collect();
+    let (_, got) = mpi.ialltoall(send).unwrap().wait().unwrap();
+    for i in 0..n {
+        assert_eq!(got[i * count], (i * 1_000_000 + r * count) as f64);
+    }
+    // a blocking collective through run
+    let sum = mpi.run(|w| {
+        use mpi::collective::{CommunicatorCollectives, SystemOperation};
+        let mut s = 0u64;
+        w.all_reduce_into(&(r as u64), &mut s, SystemOperation::sum());
+        s
+    });
+    assert_eq!(sum, (n * (n - 1) / 2) as u64);
+    // listeners: every rank sends one message to every rank, each counts n arrivals
+    let (tx, rx) = std::sync::mpsc::channel();
+    mpi.listen(11, move |src, bytes| tx.send((src, bytes)).unwrap());
+    for d in 0..n {
+        let _ = mpi.send_bytes(d, 11, vec![r as u8; r + 1]).unwrap();
+    }
+    let mut seen = vec![false; n];
+    for _ in 0..n {
+        let (src, bytes) = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("a message per rank");
+        assert_eq!(bytes, vec![src as u8; src + 1]);
+        assert!(!seen[src]);
+        seen[src] = true;
+    }
+    mpi.barrier();
+    mpi.unlisten(11);
+    assert!(mpi.stats().completed > 0);
+    // bad arguments are errors, not aborts
+    assert!(mpi.isend(n, 1, vec![0u8]).is_err());
+    assert!(mpi.isend(0, 40_000, vec![0u8]).is_err());
+    assert!(mpi.ialltoall(vec![0u8; n + 1]).is_err() || n == 1);
+    // a panic in a closure on the communicator thread comes back to the caller
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| mpi.run(|_| panic!("boom"))));
+    assert!(p.is_err());
+    mpi.barrier();
+});
