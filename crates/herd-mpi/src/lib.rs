@@ -11,11 +11,13 @@
 
 pub mod comm;
 pub mod error;
+pub mod grid;
 #[doc(hidden)]
 pub mod testing;
 
 pub use comm::{CommPlace, CommStats, Mpi, Options, Pending};
 pub use error::{MpiError, Result};
+pub use grid::ProcessGrid;
 
 /// The message of a panic payload.
 pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
