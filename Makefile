@@ -53,6 +53,7 @@ test-loom:
 	  $(CARGO) test -p herd --release --lib --target-dir target/loom -- sync:: sched:: feb:: pool::
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-omp --release --lib --target-dir target/loom -- loom_models
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-flow --release --lib --target-dir target/loom -- models
+	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-mpi --release --lib --target-dir target/loom -- models
 
 # The C comparison programs must compile.
 test-c:

@@ -19,6 +19,8 @@ pub use comm::{CommPlace, CommStats, Mpi, Options, Pending};
 pub use error::{MpiError, Result};
 pub use grid::ProcessGrid;
 
+mod sync;
+
 /// The message of a panic payload.
 pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
