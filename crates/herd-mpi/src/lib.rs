@@ -14,6 +14,7 @@
 pub mod comm;
 pub mod error;
 pub mod grid;
+pub mod model;
 pub mod scalapack;
 pub mod spd;
 #[doc(hidden)]
