@@ -3,6 +3,8 @@
 //! herd on Open MPI through rsmpi (copy-pack-overlap-blue-horizon.txt, cnc-dense-linear-algebra.txt):
 //! * [`Mpi`]: the **communicator thread** that owns MPI in each process; compute participants
 //!   hand it sends, receives, all-to-alls and closures and go on ([`comm`]).
+//! * [`scalapack`]: ScaLAPACK's `pdpotrf` on the shared SPD matrix ([`spd`]) as the anchor of
+//!   the distributed Cholesky, and [`model`]: its scale model (DAG replay on P simulated nodes).
 //!
 //! MPI programs run under `mpirun`; `herd mpi …` are the command-line experiments. Tests
 //! launch themselves under `mpirun -np 1, 2, 4` ([`testing`]).
@@ -12,6 +14,9 @@
 pub mod comm;
 pub mod error;
 pub mod grid;
+pub mod model;
+pub mod scalapack;
+pub mod spd;
 #[doc(hidden)]
 pub mod testing;
 
