@@ -3,6 +3,9 @@
 //! herd on Open MPI through rsmpi (copy-pack-overlap-blue-horizon.txt, cnc-dense-linear-algebra.txt):
 //! * [`Mpi`]: the **communicator thread** that owns MPI in each process; compute participants
 //!   hand it sends, receives, all-to-alls and closures and go on ([`comm`]).
+//! * [`DistGraph`]: herd-flow across ranks — tags routed by `compute_on`, items forwarded to
+//!   their consumers, distributed termination detection and errors ([`flow`]); the
+//!   distributed tiled Cholesky on it, 2-D block-cyclic ([`potrf::factor`]).
 //!
 //! MPI programs run under `mpirun`; `herd mpi …` are the command-line experiments. Tests
 //! launch themselves under `mpirun -np 1, 2, 4` ([`testing`]).
@@ -11,12 +14,15 @@
 
 pub mod comm;
 pub mod error;
+pub mod flow;
 pub mod grid;
+pub mod potrf;
 #[doc(hidden)]
 pub mod testing;
 
 pub use comm::{CommPlace, CommStats, Mpi, Options, Pending};
 pub use error::{MpiError, Result};
+pub use flow::{DistError, DistGraph, DistStats};
 pub use grid::ProcessGrid;
 
 /// The message of a panic payload.
