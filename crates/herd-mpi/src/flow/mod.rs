@@ -428,7 +428,8 @@ pub(crate) fn allgather_bytes(mpi: &Mpi, bytes: Vec<u8>) -> Result<Vec<Vec<u8>>,
             .collect();
         let total: i32 = counts.iter().sum();
         let mut buf = vec![0u8; total as usize];
-        {
+        // (Open MPI refuses an all-gather of nothing at all.)
+        if total > 0 {
             let mut part = PartitionMut::new(&mut buf[..], &counts[..], &displs[..]);
             w.all_gather_varcount_into(&bytes[..], &mut part);
         }

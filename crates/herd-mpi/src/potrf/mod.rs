@@ -413,6 +413,12 @@ impl DistFactor {
         self.rank
     }
 
+    /// The same tiles, checked against the matrix of another seed (a factor of the wrong
+    /// matrix, for testing that [`residual`](Self::residual) rejects one).
+    pub fn with_seed(self, seed: u64) -> DistFactor {
+        DistFactor { seed, ..self }
+    }
+
     /// The final tiles this rank owns.
     pub fn tiles(&self) -> impl Iterator<Item = (Pos, &Tile)> {
         self.tiles.iter().map(|(&p, t)| (p, &t.0))
