@@ -102,7 +102,13 @@ pub(crate) struct Shared {
     start: Instant,
     workers: AtomicUsize,
     collections: Mutex<Vec<Arc<dyn Collection>>>,
+    /// Whether `poll` holds a hook (read on every drainer batch without taking the lock).
+    has_poll: AtomicBool,
+    poll: Mutex<Option<Arc<PollFn>>>,
 }
+
+/// A multi-node layer's hook that brings received items and tags in ([`Graph::set_poll`]).
+type PollFn = dyn Fn(&mut Injector<'_>) + Send + Sync;
 
 impl Shared {
     pub(crate) fn register_collection(&self, c: Arc<dyn Collection>) {
@@ -189,8 +195,58 @@ fn drain(s: &herd::Scope<'_>, sh: &Arc<Shared>) {
                 run_step(s, sh, &inst, &mut local);
             }
         }
+        if sh.has_poll.load(Ordering::Relaxed) {
+            poll(s, sh);
+        }
     }
     sh.executed.fetch_add(local.executed, Ordering::Relaxed);
+}
+
+/// A drainer runs the multi-node layer's hook between its batches: what it brings in may
+/// enable steps, queued as a step's puts are (this drainer pops again before retiring).
+fn poll(s: &herd::Scope<'_>, sh: &Arc<Shared>) {
+    let hook = lock(&sh.poll).clone();
+    if let Some(hook) = hook {
+        let mut inj = Injector { shared: sh, enabled: Vec::new() };
+        hook(&mut inj);
+        if !inj.enabled.is_empty() {
+            let n = sh.ready.push_all(inj.enabled.into_iter().map(|i| (i.priority, i)));
+            spawn_drainers(s, sh, n);
+        }
+    }
+}
+
+/// Brings items and tags that a multi-node layer received into a graph's collections
+/// ([`Graph::set_poll`], [`Graph::inject`]): its puts do not call [`Items::on_put`] hooks and
+/// its prescriptions are not routed, since they arrived where they belong.
+pub struct Injector<'a> {
+    shared: &'a Arc<Shared>,
+    enabled: Vec<Arc<Inst>>,
+}
+
+impl Injector<'_> {
+    /// Puts a received item (no producer step; the `on_put` hook is not called).
+    pub fn put<K, V>(&mut self, items: &Items<K, V>, key: K, value: V) -> Result<(), FlowError>
+    where
+        K: Eq + Hash + Clone + Debug + Send + Sync + 'static,
+        V: Send + Sync + 'static,
+    {
+        items.coll.put(key, value, 0, &mut self.enabled)
+    }
+
+    /// Prescribes the step of `steps` for a received tag on this node (not routed again).
+    pub fn prescribe<K>(&mut self, steps: &Steps<K>, tag: K)
+    where
+        K: Clone + Debug + Send + Sync + 'static,
+    {
+        steps.prescribe_here(self.shared, tag, &mut self.enabled);
+    }
+
+    /// Stops the graph without an error of its own (another node failed): running steps
+    /// finish, no other starts, and [`Graph::run`] returns `Ok` with the queued steps discarded.
+    pub fn halt(&self) {
+        self.shared.stopped.store(true, Ordering::Release);
+    }
 }
 
 /// Runs one step and commits its effects (or records its requeue or failure).
@@ -325,6 +381,8 @@ impl Graph {
                 start: Instant::now(),
                 workers: AtomicUsize::new(0),
                 collections: Mutex::new(Vec::new()),
+                has_poll: AtomicBool::new(false),
+                poll: Mutex::new(None),
             }),
         }
     }
@@ -398,6 +456,19 @@ impl Graph {
     /// [`FlowError::Unsatisfied`] listing the steps still waiting for items that were never
     /// put (they stay prescribed: putting the items and waiting again runs them).
     pub fn wait(&self) -> Result<Stats, FlowError> {
+        self.run()?;
+        let blocked = self.blocked();
+        if !blocked.is_empty() {
+            return Err(FlowError::Unsatisfied(blocked));
+        }
+        Ok(self.shared.stats())
+    }
+
+    /// The first half of [`wait`](Self::wait), for a multi-node layer: runs the enabled steps
+    /// until none is running or enabled on this node, without diagnosing blocked steps.
+    /// Returns the first step error or panic (the graph stops as in `wait`); after
+    /// [`Injector::halt`] returns `Ok` with the queued steps discarded.
+    pub fn run(&self) -> Result<(), FlowError> {
         let sh = &self.shared;
         let workers = herd::current_num_threads();
         sh.workers.store(workers, Ordering::Relaxed);
@@ -409,36 +480,66 @@ impl Graph {
             // queue; both calls return once it is empty).
             sh.ready.close();
         }
-        if let Some(e) = lock(&sh.error).take() {
+        let err = lock(&sh.error).take();
+        if err.is_some() || sh.stopped.load(Ordering::Acquire) {
             drop(sh.ready.clear());
             sh.stopped.store(false, Ordering::Release);
-            return Err(e);
         }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// The steps waiting for items that are absent, with what each lacks (sorted by step
+    /// collection and tag): [`FlowError::Unsatisfied`]'s list when the graph is quiescent.
+    pub fn blocked(&self) -> Vec<Blocked> {
         let mut waiters = Vec::new();
-        for c in lock(&sh.collections).iter() {
+        for c in lock(&self.shared.collections).iter() {
             c.blocked(&mut waiters);
         }
-        if !waiters.is_empty() {
-            let mut by_step: HashMap<u64, Blocked> = HashMap::new();
-            for (inst, coll, key) in waiters {
-                by_step
-                    .entry(inst.id)
-                    .or_insert_with(|| Blocked {
-                        step_collection: inst.collection().to_string(),
-                        tag: inst.tag(),
-                        missing: Vec::new(),
-                    })
-                    .missing
-                    .push((coll, key));
-            }
-            let mut blocked: Vec<Blocked> = by_step.into_values().collect();
-            for b in &mut blocked {
-                b.missing.sort();
-            }
-            blocked.sort_by(|a, b| (&a.step_collection, &a.tag).cmp(&(&b.step_collection, &b.tag)));
-            return Err(FlowError::Unsatisfied(blocked));
+        let mut by_step: HashMap<u64, Blocked> = HashMap::new();
+        for (inst, coll, key) in waiters {
+            by_step
+                .entry(inst.id)
+                .or_insert_with(|| Blocked {
+                    step_collection: inst.collection().to_string(),
+                    tag: inst.tag(),
+                    missing: Vec::new(),
+                })
+                .missing
+                .push((coll, key));
         }
-        Ok(sh.stats())
+        let mut blocked: Vec<Blocked> = by_step.into_values().collect();
+        for b in &mut blocked {
+            b.missing.sort();
+        }
+        blocked.sort_by(|a, b| (&a.step_collection, &a.tag).cmp(&(&b.step_collection, &b.tag)));
+        blocked
+    }
+
+    /// Installs a multi-node layer's hook that brings received items and tags in: drainers
+    /// call it between their batches of steps (so received data reaches the collections
+    /// from compute participants while the graph runs). Replaces any previous hook; the
+    /// graph drops it when dropped.
+    pub fn set_poll(&self, hook: impl Fn(&mut Injector<'_>) + Send + Sync + 'static) {
+        *lock(&self.shared.poll) = Some(Arc::new(hook));
+        self.shared.has_poll.store(true, Ordering::Relaxed);
+    }
+
+    /// Runs `f` with an [`Injector`] from outside the steps (the environment); the steps its
+    /// puts and prescriptions enable are queued for [`run`](Self::run) or [`wait`](Self::wait).
+    pub fn inject<R>(&self, f: impl FnOnce(&mut Injector<'_>) -> R) -> R {
+        let mut inj = Injector { shared: &self.shared, enabled: Vec::new() };
+        let r = f(&mut inj);
+        let enabled = std::mem::take(&mut inj.enabled);
+        self.shared.queue(enabled);
+        r
+    }
+
+    /// Whether steps are enabled and not yet run on this node.
+    pub fn has_ready(&self) -> bool {
+        self.shared.ready.len() > 0
     }
 
     /// The statistics so far (during a `wait`, `executed` counts the steps of drainers that
@@ -470,6 +571,8 @@ impl Drop for Graph {
     /// Breaks the reference cycles (steps → handles → graph state → waiting steps).
     fn drop(&mut self) {
         let sh = &self.shared;
+        sh.has_poll.store(false, Ordering::Relaxed);
+        drop(lock(&sh.poll).take());
         drop(sh.ready.clear());
         for c in lock(&sh.collections).drain(..) {
             c.clear();

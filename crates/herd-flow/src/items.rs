@@ -33,6 +33,8 @@ use std::sync::{Arc, OnceLock};
 const SHARDS: usize = if cfg!(loom) { 2 } else { 64 };
 
 type KeyFn<K> = Box<dyn Fn(&K) -> usize + Send + Sync>;
+type NodesFn<K> = Box<dyn Fn(&K) -> Vec<usize> + Send + Sync>;
+type PutHook<K, V> = Box<dyn Fn(&K, &Arc<V>, &[usize]) + Send + Sync>;
 
 struct Entry<V> {
     value: Option<Arc<V>>,
@@ -64,7 +66,12 @@ pub(crate) struct ItemColl<K, V> {
     /// shards have their own random ones.
     hasher: BuildHasherDefault<DefaultHasher>,
     get_count: OnceLock<KeyFn<K>>,
-    consumed_on: OnceLock<KeyFn<K>>,
+    consumed_on: OnceLock<NodesFn<K>>,
+    /// Called after each put from a step or the environment (not after [`Injector`] puts):
+    /// the hook of a multi-node layer that forwards items to the nodes consuming them.
+    ///
+    /// [`Injector`]: crate::Injector
+    on_put: OnceLock<PutHook<K, V>>,
 }
 
 /// What a `get` inside a step found.
@@ -89,6 +96,7 @@ where
             hasher: BuildHasherDefault::default(),
             get_count: OnceLock::new(),
             consumed_on: OnceLock::new(),
+            on_put: OnceLock::new(),
         }
     }
 
@@ -112,6 +120,17 @@ where
         producer: u64,
         enabled: &mut Vec<Arc<Inst>>,
     ) -> Result<(), FlowError> {
+        self.put_arc(key, Arc::new(value), producer, enabled)
+    }
+
+    /// [`put`](Self::put) of a value already in an `Arc`.
+    pub(crate) fn put_arc(
+        &self,
+        key: K,
+        value: Arc<V>,
+        producer: u64,
+        enabled: &mut Vec<Arc<Inst>>,
+    ) -> Result<(), FlowError> {
         let gets = self.get_count.get().map_or(0, |f| f(&key));
         let waiters = {
             let mut shard = self.shard(&key);
@@ -125,7 +144,7 @@ where
                 MapEntry::Occupied(e) => e.into_mut(),
                 MapEntry::Vacant(e) => e.insert(Entry::empty()),
             };
-            entry.value = Some(Arc::new(value));
+            entry.value = Some(value);
             entry.put = true;
             entry.producer = producer;
             entry.gets_left = gets;
@@ -141,7 +160,8 @@ where
         Ok(())
     }
 
-    /// [`put`](Self::put), counting the `consumed_on` answer for the key in `shared`'s stats.
+    /// [`put`](Self::put), counting the `consumed_on` answer for the key in `shared`'s stats,
+    /// then calling the put hook (if any) with the stored value.
     pub(crate) fn put_counted(
         &self,
         shared: &Shared,
@@ -150,10 +170,19 @@ where
         producer: u64,
         enabled: &mut Vec<Arc<Inst>>,
     ) -> Result<(), FlowError> {
-        if let Some(f) = self.consumed_on.get() {
-            shared.record_consumed_on(f(&key));
+        let nodes = self.consumed_on.get().map_or_else(Vec::new, |f| f(&key));
+        for &node in &nodes {
+            shared.record_consumed_on(node);
         }
-        self.put(key, value, producer, enabled)
+        let value = Arc::new(value);
+        match self.on_put.get() {
+            None => self.put_arc(key, value, producer, enabled),
+            Some(hook) => {
+                self.put_arc(key.clone(), value.clone(), producer, enabled)?;
+                hook(&key, &value, &nodes);
+                Ok(())
+            }
+        }
     }
 
     /// Whether `key` was put (and is not already a double put).
@@ -287,10 +316,35 @@ where
 
     /// The node each item will be consumed on (a hook for a multi-node layer; on one node the
     /// answers are only counted in [`Stats::consumed_on`](crate::Stats::consumed_on)). Only the
-    /// first call has an effect.
+    /// first call of this or [`with_consumers`](Self::with_consumers) has an effect.
     pub fn with_consumed_on(self, f: impl Fn(&K) -> usize + Send + Sync + 'static) -> Self {
+        let _ = self.coll.consumed_on.set(Box::new(move |k| vec![f(k)]));
+        self
+    }
+
+    /// The nodes each item will be consumed on, when there may be several (each answer is
+    /// counted in [`Stats::consumed_on`](crate::Stats::consumed_on); a multi-node layer
+    /// forwards the item to each of them). Only the first call of this or
+    /// [`with_consumed_on`](Self::with_consumed_on) has an effect.
+    pub fn with_consumers(self, f: impl Fn(&K) -> Vec<usize> + Send + Sync + 'static) -> Self {
         let _ = self.coll.consumed_on.set(Box::new(f));
         self
+    }
+
+    /// The nodes `key` will be consumed on, as [`with_consumed_on`](Self::with_consumed_on) or
+    /// [`with_consumers`](Self::with_consumers) answer (empty when neither was set).
+    pub fn consumed_on(&self, key: &K) -> Vec<usize> {
+        self.coll.consumed_on.get().map_or_else(Vec::new, |f| f(key))
+    }
+
+    /// A hook called with each item put on this node by a step (at its commit) or by the
+    /// environment, after it is stored, with the nodes [`consumed_on`](Self::consumed_on)
+    /// names for it — not with items put through an
+    /// [`Injector`](crate::Injector), which are those a multi-node layer received. The
+    /// multi-node layer forwards items to the nodes that consume them with it. Only the
+    /// first call has an effect.
+    pub fn on_put(&self, hook: impl Fn(&K, &Arc<V>, &[usize]) + Send + Sync + 'static) {
+        let _ = self.coll.on_put.set(Box::new(hook));
     }
 
     /// The collection's name.

@@ -9,8 +9,11 @@
 //! * **step collections** ([`Steps`]): sequential functions `(tag, ctx) -> Result<(), StepError>`
 //!   that get and put items and put tags through their [`Ctx`];
 //! * **tuners** ([`Tuner`]): `depends` (declare the items a step will get), `priority`,
-//!   `preschedule`, `compute_on` (and [`Items::with_consumed_on`]) — the last two are only
-//!   counted on one node.
+//!   `preschedule`, `compute_on` (and [`Items::with_consumed_on`] / [`Items::with_consumers`])
+//!   — the last two are only counted on one node; a multi-node layer (herd-mpi's distributed
+//!   graph) routes tags with [`Steps::route`], forwards items with [`Items::on_put`], brings
+//!   received ones in with an [`Injector`] ([`Graph::set_poll`], [`Graph::inject`]) and
+//!   detects quiescence across nodes around [`Graph::run`] and [`Graph::blocked`].
 //!
 //! Steps run as herd jobs on the current pool; [`Graph::wait`] returns when no step is running
 //! or enabled, with [`Stats`], the first step error or panic, or
@@ -56,7 +59,7 @@ pub mod timeline;
 mod tuner;
 
 pub use error::{Blocked, FlowError, Missing, StepError};
-pub use graph::{Discipline, Graph, GraphBuilder, Stats};
+pub use graph::{Discipline, Graph, GraphBuilder, Injector, Stats};
 pub use items::Items;
 pub use step::{Ctx, Steps};
 pub use tags::Tags;

@@ -15,7 +15,7 @@ use crate::tuner::Tuner;
 use std::cell::{Cell, RefCell};
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub(crate) type StepFn<K> = Box<dyn Fn(&K, &Ctx<'_>) -> Result<(), StepError> + Send + Sync>;
 
@@ -23,6 +23,14 @@ pub(crate) struct StepColl<K> {
     pub(crate) name: Arc<str>,
     pub(crate) f: StepFn<K>,
     pub(crate) tuner: Box<dyn Tuner<K>>,
+    /// Set by a multi-node layer: tags whose `compute_on` is another node go there.
+    route: OnceLock<Route<K>>,
+}
+
+/// Where a step collection's remote tags go: this node's number and the forwarder.
+struct Route<K> {
+    node: usize,
+    forward: Box<dyn Fn(usize, &K) + Send + Sync>,
 }
 
 /// The tag-typed part of a step instance.
@@ -107,7 +115,27 @@ impl<K: Clone + Debug + Send + Sync + 'static> Steps<K> {
         F: Fn(&K, &Ctx<'_>) -> Result<(), StepError> + Send + Sync + 'static,
         T: Tuner<K> + 'static,
     {
-        Steps { coll: Arc::new(StepColl { name: name.into(), f: Box::new(f), tuner: Box::new(tuner) }) }
+        Steps {
+            coll: Arc::new(StepColl {
+                name: name.into(),
+                f: Box::new(f),
+                tuner: Box::new(tuner),
+                route: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Makes this node `node` of a multi-node graph: from now on a tag whose
+    /// [`Tuner::compute_on`] is another node is not prescribed here but handed to
+    /// `forward(node, &tag)` (which sends it there, where it is prescribed through an
+    /// [`Injector`](crate::Injector)). Only the first call has an effect.
+    pub fn route(&self, node: usize, forward: impl Fn(usize, &K) + Send + Sync + 'static) {
+        let _ = self.coll.route.set(Route { node, forward: Box::new(forward) });
+    }
+
+    /// The node [`Tuner::compute_on`] names for `tag`.
+    pub fn compute_on(&self, tag: &K) -> usize {
+        self.coll.tuner.compute_on(tag)
     }
 
     /// The collection's name.
@@ -116,9 +144,23 @@ impl<K: Clone + Debug + Send + Sync + 'static> Steps<K> {
     }
 
     /// Creates the instance for `tag` and schedules it according to `shared`'s discipline.
+    /// Routed to another node when the collection has a route and `compute_on` names one.
     pub(crate) fn prescribe(&self, shared: &Shared, tag: K, enabled: &mut Vec<Arc<Inst>>) {
         let c = &self.coll;
-        shared.record_compute_on(c.tuner.compute_on(&tag));
+        let node = c.tuner.compute_on(&tag);
+        shared.record_compute_on(node);
+        if let Some(r) = c.route.get() {
+            if node != r.node {
+                (r.forward)(node, &tag);
+                return;
+            }
+        }
+        self.prescribe_here(shared, tag, enabled);
+    }
+
+    /// Creates the instance for `tag` on this node (no routing).
+    pub(crate) fn prescribe_here(&self, shared: &Shared, tag: K, enabled: &mut Vec<Arc<Inst>>) {
+        let c = &self.coll;
         let priority = c.tuner.priority(&tag);
         let use_deps = shared.counts_dependencies() && !c.tuner.preschedule(&tag);
         let mut deps = crate::tuner::Deps::default();

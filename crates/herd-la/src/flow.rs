@@ -48,9 +48,11 @@ pub struct FlowReport {
     pub timeline: Option<serde_json::Value>,
 }
 
-/// Priority: earlier panels first; within panel `k`, POTRF, then TRSM, then
-/// the next panel's updates (look-ahead), then the other updates.
-fn priority(nt: usize, k: usize, class: i64) -> i64 {
+/// Priority of a tiled-Cholesky step of panel `k` among `nt` panels: earlier
+/// panels first; within panel `k`, POTRF (`class` 3), then TRSM (2), then the
+/// next panel's updates (1, the look-ahead), then the other updates (0). Shared
+/// with herd-mpi's distributed Cholesky.
+pub fn priority(nt: usize, k: usize, class: i64) -> i64 {
     (nt - k) as i64 * 4 + class
 }
 

@@ -5,6 +5,9 @@
 //!   hand it sends, receives, all-to-alls and closures and go on ([`comm`]).
 //! * [`scalapack`]: ScaLAPACK's `pdpotrf` on the shared SPD matrix ([`spd`]) as the anchor of
 //!   the distributed Cholesky, and [`model`]: its scale model (DAG replay on P simulated nodes).
+//! * [`DistGraph`]: herd-flow across ranks — tags routed by `compute_on`, items forwarded to
+//!   their consumers, distributed termination detection and errors ([`flow`]); the
+//!   distributed tiled Cholesky on it, 2-D block-cyclic ([`potrf::factor`]).
 //!
 //! MPI programs run under `mpirun`; `herd mpi …` are the command-line experiments. Tests
 //! launch themselves under `mpirun -np 1, 2, 4` ([`testing`]).
@@ -13,8 +16,10 @@
 
 pub mod comm;
 pub mod error;
+pub mod flow;
 pub mod grid;
 pub mod model;
+pub mod potrf;
 pub mod scalapack;
 pub mod spd;
 #[doc(hidden)]
@@ -22,6 +27,7 @@ pub mod testing;
 
 pub use comm::{CommPlace, CommStats, Mpi, Options, Pending};
 pub use error::{MpiError, Result};
+pub use flow::{DistError, DistGraph, DistStats};
 pub use grid::ProcessGrid;
 
 mod sync;

@@ -259,11 +259,6 @@ fn factor_on(
     Ok((run, gathered))
 }
 
-/// The test vector of the residual check.
-fn x_at(i: usize) -> f64 {
-    1.0 / (1.0 + (i % 13) as f64)
-}
-
 /// `‖A x − L (Lᵀ x)‖₂ / (‖A‖_F ‖x‖₂ n ε)` from the local factor (lower triangle of `a`) and
 /// `A` regenerated from [`spd::entry`]: two sum-reductions of `O(n)` values; local work
 /// `O(n² / P)`.
@@ -276,10 +271,10 @@ fn residual(world: &SimpleCommunicator, a: &LocalMatrix, seed: u64) -> f64 {
         for li in 0..a.mloc {
             let i = a.row(li);
             let aij = spd::entry(i, j, n, seed);
-            part[i] += aij * x_at(j);
+            part[i] += aij * spd::probe(j);
             part[2 * n] += aij * aij;
             if i >= j {
-                part[n + j] += a.at(li, lj) * x_at(i);
+                part[n + j] += a.at(li, lj) * spd::probe(i);
             }
         }
     }
@@ -299,7 +294,7 @@ fn residual(world: &SimpleCommunicator, a: &LocalMatrix, seed: u64) -> f64 {
     let mut ly = vec![0.0; n];
     world.all_reduce_into(&lpart[..], &mut ly[..], SystemOperation::sum());
     let r: f64 = (0..n).map(|i| (sum[i] - ly[i]).powi(2)).sum::<f64>().sqrt();
-    let xnorm: f64 = (0..n).map(|i| x_at(i).powi(2)).sum::<f64>().sqrt();
+    let xnorm: f64 = (0..n).map(|i| spd::probe(i).powi(2)).sum::<f64>().sqrt();
     r / (sum[2 * n].sqrt() * xnorm * n as f64 * f64::EPSILON)
 }
 

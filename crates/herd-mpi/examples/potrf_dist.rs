@@ -1,0 +1,59 @@
+//! Times the distributed Cholesky against herd-la's one-process dataflow Cholesky on the
+//! same matrix (measurement driver for issue 16's target).
+//!
+//! `potrf_dist dist N NB REPS` (under mpirun, any number of ranks: `herd_mpi::potrf::factor`)
+//! `potrf_dist flow N NB REPS` (one process: `herd_la::potrf_flow` on the global matrix)
+//! Prints one line per repetition on rank 0: mode, ranks, threads, n, nb, seconds, residual.
+
+use herd_mpi::potrf::{factor, tiles};
+use herd_mpi::{Mpi, Options, ProcessGrid};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: potrf_dist dist|flow N NB REPS";
+    let mode = args.get(1).expect(usage).clone();
+    let num = |i: usize| -> usize { args.get(i).expect(usage).parse().expect(usage) };
+    let (n, nb, reps) = (num(2), num(3), num(4));
+    let threads = herd::current_num_threads();
+    match mode.as_str() {
+        "dist" => {
+            let mpi = Arc::new(Mpi::init(Options::default()).expect("MPI"));
+            let grid = ProcessGrid::square(mpi.size()).expect("grid");
+            for rep in 0..reps {
+                let run = factor(&mpi, n, nb, grid, rep as u64 + 1).expect("factor");
+                if mpi.rank() == 0 {
+                    println!(
+                        "dist ranks={} threads={threads} n={n} nb={nb} seconds={:.4} residual={:.2e} messages={} MiB={:.1}",
+                        mpi.size(),
+                        run.seconds,
+                        run.residual,
+                        run.messages,
+                        run.bytes as f64 / (1 << 20) as f64
+                    );
+                }
+            }
+            drop(Arc::try_unwrap(mpi).ok().expect("released"));
+        }
+        "flow" => {
+            for rep in 0..reps {
+                let a = tiles::global_matrix(n, nb, rep as u64 + 1).expect("matrix");
+                let orig = a.to_faer();
+                let a = Arc::new(a);
+                let t0 = Instant::now();
+                herd_la::potrf_flow(
+                    &a,
+                    herd_la::Backend::Faer,
+                    herd_flow::Discipline::DependencyCounted,
+                    false,
+                )
+                .expect("potrf_flow");
+                let s = t0.elapsed().as_secs_f64();
+                let r = herd_la::residual_probe(orig.as_ref(), a.to_faer().as_ref(), 7).expect("residual");
+                println!("flow ranks=1 threads={threads} n={n} nb={nb} seconds={s:.4} residual={r:.2e}");
+            }
+        }
+        _ => panic!("{usage}"),
+    }
+}

@@ -1,0 +1,256 @@
+//! Distributed herd-flow under mpirun: results equal to the single-rank run, quiescence with
+//! messages in flight, the blocked-step diagnosis naming the rank, and a failing step on one
+//! rank stopping every rank with its error.
+
+use herd_flow::{Ctx, Deps, Items, StepError, Tuner};
+use herd_mpi::flow::{DistError, RankBlocked};
+use herd_mpi::{mpi_test, DistGraph, Mpi, Options};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// fib(n) on rank n % size, depending on fib(n-1) and fib(n-2).
+struct FibTuner {
+    fib: Items<u64, u64>,
+    size: usize,
+}
+impl Tuner<u64> for FibTuner {
+    fn depends(&self, &n: &u64, deps: &mut Deps) {
+        if n >= 2 {
+            deps.item(&self.fib, n - 1);
+            deps.item(&self.fib, n - 2);
+        }
+    }
+    fn compute_on(&self, &n: &u64) -> usize {
+        n as usize % self.size
+    }
+}
+
+/// Builds fib on `dg`; every item also goes to rank 0, which checks them all.
+fn fib_graph(dg: &DistGraph, top: u64) -> Items<u64, u64> {
+    let size = dg.size();
+    let fib = dg
+        .items::<u64, u64>("fib")
+        .with_consumers(move |&n| vec![0, (n as usize + 1) % size, (n as usize + 2) % size]);
+    let f = fib.clone();
+    let steps = dg.steps_tuned("fib", FibTuner { fib: fib.clone(), size }, move |&n: &u64, ctx: &Ctx<'_>| {
+        let v = if n < 2 { n } else { ctx.get(&f, &(n - 1))?.wrapping_add(*ctx.get(&f, &(n - 2))?) };
+        ctx.put(&f, n, v)?;
+        Ok(())
+    });
+    let tags = dg.tags::<u64>("n");
+    tags.prescribes(&steps);
+    if dg.rank() == 0 {
+        // every tag from rank 0: routed to the rank of its step
+        for n in 0..=top {
+            tags.put(n);
+        }
+    }
+    fib
+}
+
+mpi_test!(fn fib_equals_single_rank() ranks [1, 2, 4] within 120 {
+    let mpi = Arc::new(Mpi::init(Options::default()).unwrap());
+    let (r, p) = (mpi.rank(), mpi.size());
+    let top = 90;
+    let dg = DistGraph::new(&mpi, "fib");
+    let fib = fib_graph(&dg, top);
+    let stats = dg.wait().unwrap();
+    assert_eq!(stats.executed_total, top + 1);
+    assert_eq!(stats.local.executed, (0..=top).filter(|n| *n as usize % p == r).count() as u64);
+    // the single-rank (sequential) values
+    let mut want = vec![0u64, 1];
+    for n in 2..=top as usize {
+        want.push(want[n - 1].wrapping_add(want[n - 2]));
+    }
+    if r == 0 {
+        for n in 0..=top {
+            assert_eq!(*fib.get(&n).unwrap(), want[n as usize], "fib({n})");
+        }
+    }
+    for n in (0..=top).filter(|n| *n as usize % p == r) {
+        assert_eq!(*fib.get(&n).unwrap(), want[n as usize], "fib({n}) where it was computed");
+    }
+    if p > 1 {
+        assert!(stats.sent > 0 && stats.received > 0, "{stats:?}");
+    }
+    drop((dg, fib));
+    // A second graph on the same ranks (the next tag) works as the first.
+    let dg = DistGraph::new(&mpi, "fib2");
+    let fib = fib_graph(&dg, 40);
+    dg.wait().unwrap();
+    if r == 0 {
+        assert_eq!(*fib.get(&40).unwrap(), want[40]);
+    }
+    drop((dg, fib));
+    drop(Arc::try_unwrap(mpi).ok().expect("the graphs released the handle"));
+});
+
+/// A chain passed around the ranks with a pause in every step and a large item: each
+/// rank is idle most of the time while the chain's message is on its way or being worked
+/// on elsewhere, so a wait that ended on local idleness would end early.
+struct ChainTuner {
+    x: Items<u32, Vec<u8>>,
+    size: usize,
+}
+impl Tuner<u32> for ChainTuner {
+    fn depends(&self, &i: &u32, deps: &mut Deps) {
+        deps.item(&self.x, i);
+    }
+    fn compute_on(&self, &i: &u32) -> usize {
+        i as usize % self.size
+    }
+}
+
+mpi_test!(fn quiescence_waits_for_messages_in_flight() ranks [1, 2, 4] within 120 {
+    let mpi = Arc::new(Mpi::init(Options::default()).unwrap());
+    let p = mpi.size();
+    let len = 60u32;
+    let dg = DistGraph::new(&mpi, "chain");
+    let x = dg.items::<u32, Vec<u8>>("x").with_consumed_on(move |&i| i as usize % p);
+    let out = dg.items::<u32, u64>("out").with_consumed_on(|_| 0);
+    let (xs, o) = (x.clone(), out.clone());
+    let steps = dg.steps_tuned("link", ChainTuner { x: x.clone(), size: p }, move |&i: &u32, ctx: &Ctx<'_>| {
+        let v = ctx.get(&xs, &i)?;
+        std::thread::sleep(Duration::from_millis(2));
+        let sum: u64 = v.iter().map(|&b| b as u64).sum();
+        if i < len {
+            // the next link gets a 256 KiB item and its tag, put here and routed
+            ctx.put(&xs, i + 1, vec![(i % 251) as u8; 1 << 18])?;
+        } else {
+            ctx.put(&o, i, sum)?;
+        }
+        Ok(())
+    });
+    let tags = dg.tags::<u32>("i");
+    tags.prescribes(&steps);
+    if mpi.rank() == p - 1 {
+        // put on the last rank, all routed
+        for i in 0..=len {
+            tags.put(i);
+        }
+        x.put(0, vec![1; 10]).unwrap();
+    }
+    let stats = dg.wait().unwrap();
+    assert_eq!(stats.executed_total, len as u64 + 1);
+    if mpi.rank() == 0 {
+        assert_eq!(*out.get(&len).unwrap(), ((len - 1) % 251) as u64 * (1 << 18));
+    }
+    assert!(stats.rounds >= 2);
+    drop((dg, x, out, tags, steps));
+    drop(Arc::try_unwrap(mpi).ok().expect("released"));
+});
+
+/// step(k) on rank k % size gets a[k]; a[k] is put (on rank 0) for every k but 1 and 2.
+struct NeedTuner {
+    a: Items<u32, u32>,
+    size: usize,
+}
+impl Tuner<u32> for NeedTuner {
+    fn depends(&self, &k: &u32, deps: &mut Deps) {
+        deps.item(&self.a, k);
+    }
+    fn compute_on(&self, &k: &u32) -> usize {
+        k as usize % self.size
+    }
+}
+
+mpi_test!(fn blocked_steps_are_named_with_their_rank() ranks [1, 2, 4] within 120 {
+    let mpi = Arc::new(Mpi::init(Options::default()).unwrap());
+    let p = mpi.size();
+    let dg = DistGraph::new(&mpi, "blocked");
+    let a = dg.items::<u32, u32>("a").with_consumed_on(move |&k| k as usize % p);
+    let aa = a.clone();
+    let steps = dg.steps_tuned("need", NeedTuner { a: a.clone(), size: p }, move |&k: &u32, ctx: &Ctx<'_>| {
+        ctx.get(&aa, &k)?;
+        Ok(())
+    });
+    let tags = dg.tags::<u32>("k");
+    tags.prescribes(&steps);
+    if mpi.rank() == 0 {
+        for k in 0..6 {
+            tags.put(k);
+            if k != 1 && k != 2 {
+                a.put(k, k).unwrap();
+            }
+        }
+    }
+    match dg.wait() {
+        Err(DistError::Unsatisfied(b)) => {
+            let want: Vec<RankBlocked> = [1u32, 2]
+                .iter()
+                .map(|&k| RankBlocked {
+                    rank: k as usize % p,
+                    blocked: herd_flow::Blocked {
+                        step_collection: "need".into(),
+                        tag: k.to_string(),
+                        missing: vec![("a".into(), k.to_string())],
+                    },
+                })
+                .collect();
+            let mut got = b.clone();
+            got.sort_by_key(|b| b.blocked.tag.clone());
+            assert_eq!(got, want);
+            let msg = DistError::Unsatisfied(b).to_string();
+            assert!(msg.contains(&format!("rank {}: need(1) waits for a[1]", 1 % p)), "{msg}");
+        }
+        other => panic!("expected Unsatisfied, got {other:?}"),
+    }
+    drop((dg, a, tags, steps));
+    drop(Arc::try_unwrap(mpi).ok().expect("released"));
+});
+
+/// A chain of steps across the ranks where the step of tag 5 (on rank 1) fails or
+/// panics; other ranks keep working on an independent set of slow steps meanwhile.
+fn failing_run(mpi: &Arc<Mpi>, panic: bool) -> Result<herd_mpi::DistStats, DistError> {
+    let p = mpi.size();
+    let dg = DistGraph::new(mpi, "failing");
+    let a = dg.items::<u32, u32>("a").with_consumed_on(move |&k| k as usize % p);
+    let aa = a.clone();
+    let steps = dg.steps_tuned("s", NeedTuner { a: a.clone(), size: p }, move |&k: &u32, ctx: &Ctx<'_>| {
+        ctx.get(&aa, &k)?;
+        if k == 5 {
+            if panic {
+                panic!("panic in step 5");
+            }
+            return Err(StepError::msg("boom in step 5"));
+        }
+        if k < 5 {
+            ctx.put(&aa, k + 1, k)?;
+        } else {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    });
+    let tags = dg.tags::<u32>("k");
+    tags.prescribes(&steps);
+    if mpi.rank() == 0 {
+        for k in 0..6 {
+            tags.put(k);
+        }
+        a.put(0, 0).unwrap();
+        // slow independent steps 100.. on every rank, their items put up front
+        for k in 100..100 + 8 * p as u32 {
+            tags.put(k);
+            a.put(k, k).unwrap();
+        }
+    }
+    dg.set_stall_timeout(Duration::from_secs(60));
+    let r = dg.wait();
+    drop((dg, a, tags, steps));
+    r
+}
+
+mpi_test!(fn a_failing_step_on_rank_1_stops_every_rank() ranks [2, 4] within 120 {
+    let mpi = Arc::new(Mpi::init(Options::default()).unwrap());
+    for panic in [false, true] {
+        match failing_run(&mpi, panic) {
+            Err(DistError::Failed { rank, message }) => {
+                assert_eq!(rank, 5 % mpi.size(), "the failing rank is named");
+                let want = if panic { "panicked: panic in step 5" } else { "boom in step 5" };
+                assert!(message.contains(want) && message.contains("s(5)"), "{message}");
+            }
+            other => panic!("rank {}: expected Failed, got {other:?}", mpi.rank()),
+        }
+    }
+    drop(Arc::try_unwrap(mpi).ok().expect("released"));
+});
