@@ -3,6 +3,8 @@
 //! herd on Open MPI through rsmpi (copy-pack-overlap-blue-horizon.txt, cnc-dense-linear-algebra.txt):
 //! * [`Mpi`]: the **communicator thread** that owns MPI in each process; compute participants
 //!   hand it sends, receives, all-to-alls and closures and go on ([`comm`]).
+//! * [`copy`]: topology-aware parallel copy and strided pack/unpack, against `memcpy`,
+//!   STREAM copy and `MPI_Type_vector` + `MPI_Pack`.
 //!
 //! MPI programs run under `mpirun`; `herd mpi …` are the command-line experiments. Tests
 //! launch themselves under `mpirun -np 1, 2, 4` ([`testing`]).
@@ -10,12 +12,14 @@
 #![warn(missing_docs)]
 
 pub mod comm;
+pub mod copy;
 pub mod error;
 pub mod grid;
 #[doc(hidden)]
 pub mod testing;
 
 pub use comm::{CommPlace, CommStats, Mpi, Options, Pending};
+pub use copy::{pack, parallel_copy, unpack, Vector};
 pub use error::{MpiError, Result};
 pub use grid::ProcessGrid;
 
