@@ -134,25 +134,70 @@ fn run<T>(copier: &Copier<'_>, n: usize, packed_addr: usize, work: impl Fn(Range
 /// Both buffers must hold the elements `layout` and `r` address, the side written must be
 /// writable (it came from a `&mut`), and no other thread may access the elements written.
 unsafe fn blocks<T: Copy>(r: Range<usize>, layout: Vector, strided: *mut T, packed: *mut T, to_packed: bool) {
-    let bl = layout.blocklen;
+    let (bl, stride) = (layout.blocklen, layout.stride);
     if bl == 0 || r.is_empty() {
         return;
     }
-    let mut k = r.start;
-    while k < r.end {
-        let (blk, off) = (k / bl, k % bl);
-        let take = (bl - off).min(r.end - k);
-        let s = strided.add(blk * layout.stride + off);
+    // one run of `len` elements at packed index `k`
+    let piece = |k: usize, len: usize| {
+        let s = strided.add(k / bl * stride + k % bl);
         let p = packed.add(k);
-        let (from, to) = if to_packed { (s as *const T, p) } else { (p as *const T, s) };
-        if take <= 4 {
-            for j in 0..take {
-                *to.add(j) = *from.add(j);
-            }
+        if to_packed {
+            std::ptr::copy_nonoverlapping(s, p, len)
         } else {
-            std::ptr::copy_nonoverlapping(from, to, take);
+            std::ptr::copy_nonoverlapping(p, s, len)
         }
+    };
+    let mut k = r.start;
+    if k % bl != 0 {
+        let take = (bl - k % bl).min(r.end - k);
+        piece(k, take);
         k += take;
+    }
+    let full = (r.end - k) / bl;
+    if full > 0 {
+        let (s, p) = (strided.add(k / bl * stride), packed.add(k));
+        match bl {
+            1 => whole::<T, 1>(s, p, stride, full, to_packed),
+            2 => whole::<T, 2>(s, p, stride, full, to_packed),
+            3 => whole::<T, 3>(s, p, stride, full, to_packed),
+            4 => whole::<T, 4>(s, p, stride, full, to_packed),
+            8 => whole::<T, 8>(s, p, stride, full, to_packed),
+            16 => whole::<T, 16>(s, p, stride, full, to_packed),
+            _ => {
+                for b in 0..full {
+                    let (sb, pb) = (s.add(b * stride), p.add(b * bl));
+                    if to_packed {
+                        std::ptr::copy_nonoverlapping(sb, pb, bl)
+                    } else {
+                        std::ptr::copy_nonoverlapping(pb, sb, bl)
+                    }
+                }
+            }
+        }
+        k += full * bl;
+    }
+    if k < r.end {
+        piece(k, r.end - k);
+    }
+}
+
+/// `full` whole blocks of the constant length `B` (so that each block is a fixed-size move
+/// the compiler inlines instead of a `memcpy` call).
+///
+/// # Safety
+/// As [`blocks`]: `s` addresses `full` blocks `stride` apart and `p` `full × B` elements.
+#[inline(always)]
+unsafe fn whole<T: Copy, const B: usize>(s: *mut T, p: *mut T, stride: usize, full: usize, to_packed: bool) {
+    let (s, p) = (s, p as *mut [T; B]);
+    if to_packed {
+        for b in 0..full {
+            p.add(b).write_unaligned((s.add(b * stride) as *const [T; B]).read_unaligned());
+        }
+    } else {
+        for b in 0..full {
+            (s.add(b * stride) as *mut [T; B]).write_unaligned(p.add(b).read_unaligned());
+        }
     }
 }
 
@@ -202,6 +247,9 @@ mod tests {
             Vector { count: 5, blocklen: 4, stride: 4 },
             Vector { count: 17, blocklen: 3, stride: 5 },
             Vector { count: 1000, blocklen: 1, stride: 3 },
+            Vector { count: 999, blocklen: 2, stride: 2 },
+            Vector { count: 40_000, blocklen: 8, stride: 11 },
+            Vector { count: 333, blocklen: 16, stride: 17 },
             Vector { count: 3000, blocklen: 129, stride: 300 },
             Vector { count: 7, blocklen: 100_001, stride: 100_003 },
         ];
