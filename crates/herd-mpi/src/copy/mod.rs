@@ -5,6 +5,7 @@
 //! against — MPI's derived datatypes ([`mpi_pack`]) and STREAM's copy kernel
 //! ([`stream`]). The rules and the measured numbers are in this folder's `README.md`.
 
+pub mod exchange;
 pub mod mpi_pack;
 pub mod pack;
 pub mod parallel;
