@@ -5,6 +5,7 @@ mod bench_copy;
 mod error;
 mod la;
 mod monitor;
+mod mpi;
 mod overhead;
 mod plot;
 mod pmo;
@@ -93,6 +94,9 @@ enum Command {
     /// Dense linear algebra on herd against faer and OpenBLAS in the same run.
     #[command(subcommand)]
     La(LaCommand),
+    /// herd over MPI: experiments run under mpirun; rank 0 prints.
+    #[command(subcommand)]
+    Mpi(mpi::MpiCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -188,6 +192,7 @@ fn main() -> ExitCode {
         Command::La(LaCommand::Geqrf(args)) => la::geqrf(&args),
         Command::La(LaCommand::Getrf(args)) => la::getrf(&args),
         Command::La(LaCommand::Sygv(args)) => la::sygv(&args),
+        Command::Mpi(cmd) => mpi::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
