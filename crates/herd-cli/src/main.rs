@@ -1,9 +1,11 @@
 //! `herd`: inspect the topology herd sees, reproduce the ATLAS
 //! thread-management experiment, and measure herd's own overheads.
 
+mod bench_copy;
 mod error;
 mod la;
 mod monitor;
+mod mpi;
 mod overhead;
 mod plot;
 mod pmo;
@@ -92,6 +94,9 @@ enum Command {
     /// Dense linear algebra on herd against faer and OpenBLAS in the same run.
     #[command(subcommand)]
     La(LaCommand),
+    /// herd over MPI: experiments run under mpirun; rank 0 prints.
+    #[command(subcommand)]
+    Mpi(mpi::MpiCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -166,6 +171,9 @@ enum BenchCommand {
     /// for_each over 10^6 trivial iterations per schedule. Each figure is the
     /// median over repetitions of many operations timed together.
     Overhead(overhead::OverheadArgs),
+    /// herd's topology-aware parallel copy and strided pack against memcpy, STREAM copy and
+    /// MPI_Type_vector + MPI_Pack (MPI started as a singleton), with a progress bar and a chart.
+    Copy(bench_copy::CopyArgs),
 }
 
 fn main() -> ExitCode {
@@ -174,6 +182,7 @@ fn main() -> ExitCode {
         Command::Topo { json } => topo::run(json),
         Command::Pmo(args) => pmo::run(&args),
         Command::Bench(BenchCommand::Overhead(args)) => overhead::run(&args),
+        Command::Bench(BenchCommand::Copy(args)) => bench_copy::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Monitor(args) => monitor::run(&args),
         Command::Trace(TraceCommand::Show(args)) => trace_cmd::show::run(&args),
@@ -183,6 +192,7 @@ fn main() -> ExitCode {
         Command::La(LaCommand::Geqrf(args)) => la::geqrf(&args),
         Command::La(LaCommand::Getrf(args)) => la::getrf(&args),
         Command::La(LaCommand::Sygv(args)) => la::sygv(&args),
+        Command::Mpi(cmd) => mpi::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

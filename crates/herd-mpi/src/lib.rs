@@ -8,6 +8,8 @@
 //! * [`DistGraph`]: herd-flow across ranks — tags routed by `compute_on`, items forwarded to
 //!   their consumers, distributed termination detection and errors ([`flow`]); the
 //!   distributed tiled Cholesky on it, 2-D block-cyclic ([`potrf::factor`]).
+//! * [`copy`]: topology-aware parallel copy and strided pack/unpack, against `memcpy`,
+//!   STREAM copy and `MPI_Type_vector` + `MPI_Pack`.
 //!
 //! MPI programs run under `mpirun`; `herd mpi …` are the command-line experiments. Tests
 //! launch themselves under `mpirun -np 1, 2, 4` ([`testing`]).
@@ -15,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod comm;
+pub mod copy;
 pub mod error;
 pub mod flow;
 pub mod grid;
@@ -26,6 +29,7 @@ pub mod spd;
 pub mod testing;
 
 pub use comm::{CommPlace, CommStats, Mpi, Options, Pending};
+pub use copy::{pack, parallel_copy, unpack, Vector};
 pub use error::{MpiError, Result};
 pub use flow::{DistError, DistGraph, DistStats};
 pub use grid::ProcessGrid;

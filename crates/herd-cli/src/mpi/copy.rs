@@ -1,0 +1,166 @@
+//! `herd mpi copy`: the copy and pack measurements of `herd bench copy` on every rank, and
+//! a strided block exchanged between ranks 0 and 1 by herd pack + contiguous messages
+//! against MPI's vector datatype.
+
+use crate::bench_copy::{copy_table, layouts, measure_copy, measure_pack, pack_table, parse_size, show_size};
+use crate::error::CliError;
+use crate::CliResult;
+use herd_mpi::copy::exchange::{exchange_datatype, exchange_packed};
+use herd_mpi::copy::stream::median;
+use herd_mpi::{Mpi, Vector};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// Options of `herd mpi copy`.
+#[derive(clap::Args, Debug)]
+pub struct MpiCopyArgs {
+    /// Copy size per rank (K, M, G suffixes).
+    #[arg(long, value_parser = parse_size, default_value = "64M")]
+    size: usize,
+    /// Packed bytes of each pack layout.
+    #[arg(long, value_parser = parse_size, default_value = "8M")]
+    pack_size: usize,
+    /// Rows × columns of the exchanged matrix (row-major f64); the block is the middle half of the columns.
+    #[arg(long, default_value_t = 2048, value_parser = crate::error::usize_in(2..=1 << 20))]
+    rows: usize,
+    /// Columns of the matrix.
+    #[arg(long, default_value_t = 2048, value_parser = crate::error::usize_in(2..=1 << 20))]
+    cols: usize,
+    /// Timed samples per method.
+    #[arg(long, default_value_t = 10, value_parser = crate::error::usize_in(1..=100_000))]
+    reps: usize,
+    /// Rank 0 prints one JSON object on one line instead of the tables.
+    #[arg(long)]
+    json: bool,
+}
+
+fn fail(e: herd_mpi::MpiError) -> CliError {
+    CliError::Failed(e.to_string())
+}
+
+fn matrix(rank: usize, n: usize) -> Vec<f64> {
+    (0..n).map(|i| (rank * 1_000_000_000 + i) as f64).collect()
+}
+
+/// Ranks 0 and 1 exchange the block both ways, alternating the two methods; returns the
+/// seconds of each (rank 0's view) after checking both against the reference.
+fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
+    if mpi.size() < 2 {
+        return Ok(None);
+    }
+    let r = mpi.rank();
+    let (rows, cols) = (args.rows, args.cols);
+    let (off, w) = (cols / 4, (cols / 2).max(1));
+    let l = Vector { count: rows, blocklen: w, stride: cols };
+    let mut want = matrix(r, rows * cols);
+    if r < 2 {
+        let theirs = matrix(r ^ 1, rows * cols);
+        for i in 0..rows {
+            let s = i * cols + off;
+            want[s..s + w].copy_from_slice(&theirs[s..s + w]);
+        }
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for rep in 0..args.reps + 1 {
+        for method in 0..2 {
+            let mut m = matrix(r, rows * cols);
+            mpi.barrier();
+            let t = Instant::now();
+            if r < 2 {
+                if method == 0 {
+                    exchange_packed(mpi, r ^ 1, 4242, &mut m[off..], l).map_err(fail)?;
+                } else {
+                    exchange_datatype(mpi, r ^ 1, &mut m[off..], l).map_err(fail)?;
+                }
+            }
+            let secs = t.elapsed().as_secs_f64();
+            if m != want {
+                return Err(CliError::Verify(format!(
+                    "rank {r}: the exchanged matrix ({}) differs from the reference",
+                    if method == 0 { "herd pack + isend/irecv" } else { "MPI vector datatype" }
+                )));
+            }
+            if rep > 0 {
+                if method == 0 {
+                    a.push(secs)
+                } else {
+                    b.push(secs)
+                }
+            }
+        }
+    }
+    let med = |v: &[f64]| {
+        let mut s = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        median(&s)
+    };
+    let bytes = rows * w * 8;
+    Ok(Some(json!({
+        "rows": rows, "cols": cols, "block_cols": w, "bytes_each_way": bytes,
+        "herd_pack_isend": { "median": med(&a), "samples": a },
+        "mpi_vector": { "median": med(&b), "samples": b },
+        "speedup": med(&b) / med(&a),
+    })))
+}
+
+/// `herd mpi copy`.
+pub fn run(args: &MpiCopyArgs) -> CliResult {
+    let mpi = Mpi::init(herd_mpi::Options::default()).map_err(fail)?;
+    let (r, size) = (mpi.rank(), mpi.size());
+    let copy = measure_copy(args.size, args.reps, || {})?;
+    let mut packs = Vec::new();
+    for l in layouts(args.pack_size) {
+        packs.push(measure_pack(&mpi, l, args.reps, || {})?);
+    }
+    let ex = exchange(&mpi, args)?;
+    // rank 0 collects every rank's copy and pack figures
+    let mine = serde_json::to_vec(&json!({ "rank": r, "copy": copy, "pack": packs }))?;
+    let all: Vec<Value> = if r == 0 {
+        let mut v = vec![serde_json::from_slice(&mine)?];
+        for src in 1..size {
+            let len = mpi.irecv::<u64>(src, 4300, 1).map_err(fail)?.wait().map_err(fail)?[0] as usize;
+            let bytes = mpi.irecv::<u8>(src, 4301, len).map_err(fail)?.wait().map_err(fail)?;
+            v.push(serde_json::from_slice(&bytes)?);
+        }
+        v
+    } else {
+        mpi.isend(0, 4300, vec![mine.len() as u64]).map_err(fail)?.wait().map_err(fail)?;
+        mpi.isend(0, 4301, mine).map_err(fail)?.wait().map_err(fail)?;
+        Vec::new()
+    };
+    mpi.barrier();
+    drop(mpi);
+    if r != 0 {
+        return Ok(());
+    }
+    let out = json!({ "ranks": size, "threads_per_rank": herd::global().num_threads(), "per_rank": all, "exchange": ex });
+    if args.json {
+        println!("{}", serde_json::to_string(&out)?);
+        return Ok(());
+    }
+    println!(
+        "{size} ranks, {} participants each; medians of {} samples; GB/s count read + write\n",
+        herd::global().num_threads(),
+        args.reps
+    );
+    for rank in &all {
+        println!("rank {}: copy", rank["rank"]);
+        print!("{}", copy_table(std::slice::from_ref(&rank["copy"])));
+        println!("rank {}: pack ({} packed)", rank["rank"], show_size(args.pack_size));
+        print!("{}", pack_table(rank["pack"].as_array().map(Vec::as_slice).unwrap_or(&[])));
+        println!();
+    }
+    match &ex {
+        None => println!("block exchange: needs at least 2 ranks"),
+        Some(e) => {
+            let ms = |k: &str| e[k]["median"].as_f64().unwrap_or(0.0) * 1e3;
+            println!(
+                "block exchange ranks 0 ↔ 1: {}×{} of a {}×{} matrix ({} each way)\n  herd pack + isend/irecv + unpack: {:.3} ms\n  MPI_Sendrecv_replace, vector type: {:.3} ms\n  herd speedup: {:.2}×",
+                e["rows"], e["block_cols"], e["rows"], e["cols"],
+                show_size(e["bytes_each_way"].as_u64().unwrap_or(0) as usize),
+                ms("herd_pack_isend"), ms("mpi_vector"), e["speedup"].as_f64().unwrap_or(0.0)
+            );
+        }
+    }
+    Ok(())
+}

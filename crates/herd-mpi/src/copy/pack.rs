@@ -1,0 +1,280 @@
+//! Pack and unpack of strided blocks (an `MPI_Type_vector` layout): `count` blocks of
+//! `blocklen` elements whose starts are `stride` elements apart, to and from a contiguous
+//! buffer of `count × blocklen` elements.
+//!
+//! Large layouts are split over herd participants by the copy rule of [`super::parallel`]
+//! applied to the packed bytes (boundaries on the contiguous buffer's cache lines, which
+//! may fall inside a block); small ones run on the caller.
+
+use super::parallel::{global_copier, Copier, LINE};
+use crate::{MpiError, Result};
+use serde::Serialize;
+use std::ops::Range;
+
+/// `count` blocks of `blocklen` elements, block `k` starting at element `k × stride`
+/// (MPI_Type_vector's arguments, in elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Vector {
+    /// Number of blocks.
+    pub count: usize,
+    /// Elements per block.
+    pub blocklen: usize,
+    /// Elements between the starts of consecutive blocks.
+    pub stride: usize,
+}
+
+impl Vector {
+    /// Elements of the packed (contiguous) form: `count × blocklen`.
+    pub fn packed_len(&self) -> Result<usize> {
+        self.count.checked_mul(self.blocklen).ok_or_else(|| {
+            MpiError::Invalid(format!("vector layout {self:?}: count × blocklen overflows usize"))
+        })
+    }
+
+    /// Elements the strided form spans: `(count − 1) × stride + blocklen` (0 when `count` is 0).
+    pub fn extent(&self) -> Result<usize> {
+        if self.count == 0 {
+            return Ok(0);
+        }
+        (self.count - 1).checked_mul(self.stride).and_then(|x| x.checked_add(self.blocklen)).ok_or_else(
+            || {
+                MpiError::Invalid(format!(
+                    "vector layout {self:?}: (count − 1) × stride + blocklen overflows usize"
+                ))
+            },
+        )
+    }
+
+    /// Checks the layout against a strided buffer of `strided` elements and a packed one
+    /// of `packed` elements; returns the packed length.
+    pub fn check(&self, what: &str, strided: usize, packed: usize) -> Result<usize> {
+        if self.count > 1 && self.blocklen > self.stride {
+            return Err(MpiError::Invalid(format!(
+                "{what}: blocklen {} > stride {} with count {}: blocks would overlap; a vector layout needs blocklen ≤ stride",
+                self.blocklen, self.stride, self.count
+            )));
+        }
+        let (need_packed, extent) = (self.packed_len()?, self.extent()?);
+        if strided < extent {
+            return Err(MpiError::Invalid(format!(
+                "{what}: the strided buffer has {strided} elements, the layout {self:?} spans {extent} ((count − 1) × stride + blocklen)"
+            )));
+        }
+        if packed < need_packed {
+            return Err(MpiError::Invalid(format!(
+                "{what}: the packed buffer has {packed} elements, the layout {self:?} packs {need_packed} (count × blocklen)"
+            )));
+        }
+        Ok(need_packed)
+    }
+}
+
+/// Copies the strided blocks of `src` into the first `count × blocklen` elements of `dst`,
+/// in parallel on herd's global pool when large.
+pub fn pack<T: Copy + Send + Sync>(dst: &mut [T], src: &[T], layout: Vector) -> Result<()> {
+    pack_with(global_copier(), dst, src, layout)
+}
+
+/// Copies the first `count × blocklen` elements of `src` into the strided blocks of `dst`
+/// (the inverse of [`pack`]); elements between the blocks are left as they are.
+pub fn unpack<T: Copy + Send + Sync>(dst: &mut [T], src: &[T], layout: Vector) -> Result<()> {
+    unpack_with(global_copier(), dst, src, layout)
+}
+
+/// [`pack`] on `copier`'s pool.
+pub fn pack_with<T: Copy + Send + Sync>(
+    copier: &Copier<'_>,
+    dst: &mut [T],
+    src: &[T],
+    layout: Vector,
+) -> Result<()> {
+    let n = layout.check("pack", src.len(), dst.len())?;
+    let (d, s) = (dst.as_mut_ptr() as usize, src.as_ptr() as usize);
+    run::<T>(copier, n, d, |r| {
+        // SAFETY: `check` proved src spans the layout and dst holds n packed elements;
+        // the ranges given to the participants are disjoint subranges of 0..n, so the
+        // dst elements written are disjoint; dst (`&mut`) and src (`&`) do not overlap.
+        unsafe { blocks::<T>(r, layout, s as *mut T, d as *mut T, true) }
+    });
+    Ok(())
+}
+
+/// [`unpack`] on `copier`'s pool.
+pub fn unpack_with<T: Copy + Send + Sync>(
+    copier: &Copier<'_>,
+    dst: &mut [T],
+    src: &[T],
+    layout: Vector,
+) -> Result<()> {
+    let n = layout.check("unpack", dst.len(), src.len())?;
+    let (d, s) = (dst.as_mut_ptr() as usize, src.as_ptr() as usize);
+    run::<T>(copier, n, s, |r| {
+        // SAFETY: `check` proved dst spans the layout and src holds n packed elements;
+        // disjoint packed ranges map to disjoint strided elements (blocklen ≤ stride), so
+        // no element of dst is written twice; dst (`&mut`) and src (`&`) do not overlap.
+        unsafe { blocks::<T>(r, layout, d as *mut T, s as *mut T, false) }
+    });
+    Ok(())
+}
+
+/// Splits the packed range `0..n` (elements of `T`) by the copy plan for its bytes,
+/// boundaries on the cache lines of the packed buffer at address `packed_addr`, and runs
+/// `work` on each share.
+fn run<T>(copier: &Copier<'_>, n: usize, packed_addr: usize, work: impl Fn(Range<usize>) + Sync) {
+    let size = std::mem::size_of::<T>();
+    let head = (LINE - packed_addr % LINE) % LINE;
+    let plan = copier.plan(n * size, head);
+    copier.run_ranges(&plan, n, size, work);
+}
+
+/// Moves packed elements `r` between the strided buffer at `strided` and the packed one
+/// at `packed` (`to_packed`: strided → packed, else packed → strided).
+///
+/// # Safety
+/// Both buffers must hold the elements `layout` and `r` address, the side written must be
+/// writable (it came from a `&mut`), and no other thread may access the elements written.
+unsafe fn blocks<T: Copy>(r: Range<usize>, layout: Vector, strided: *mut T, packed: *mut T, to_packed: bool) {
+    let (bl, stride) = (layout.blocklen, layout.stride);
+    if bl == 0 || r.is_empty() {
+        return;
+    }
+    // one run of `len` elements at packed index `k`
+    let piece = |k: usize, len: usize| {
+        let s = strided.add(k / bl * stride + k % bl);
+        let p = packed.add(k);
+        if to_packed {
+            std::ptr::copy_nonoverlapping(s, p, len)
+        } else {
+            std::ptr::copy_nonoverlapping(p, s, len)
+        }
+    };
+    let mut k = r.start;
+    if k % bl != 0 {
+        let take = (bl - k % bl).min(r.end - k);
+        piece(k, take);
+        k += take;
+    }
+    let full = (r.end - k) / bl;
+    if full > 0 {
+        let (s, p) = (strided.add(k / bl * stride), packed.add(k));
+        match bl {
+            1 => whole::<T, 1>(s, p, stride, full, to_packed),
+            2 => whole::<T, 2>(s, p, stride, full, to_packed),
+            3 => whole::<T, 3>(s, p, stride, full, to_packed),
+            4 => whole::<T, 4>(s, p, stride, full, to_packed),
+            8 => whole::<T, 8>(s, p, stride, full, to_packed),
+            16 => whole::<T, 16>(s, p, stride, full, to_packed),
+            _ => {
+                for b in 0..full {
+                    let (sb, pb) = (s.add(b * stride), p.add(b * bl));
+                    if to_packed {
+                        std::ptr::copy_nonoverlapping(sb, pb, bl)
+                    } else {
+                        std::ptr::copy_nonoverlapping(pb, sb, bl)
+                    }
+                }
+            }
+        }
+        k += full * bl;
+    }
+    if k < r.end {
+        piece(k, r.end - k);
+    }
+}
+
+/// `full` whole blocks of the constant length `B` (so that each block is a fixed-size move
+/// the compiler inlines instead of a `memcpy` call).
+///
+/// # Safety
+/// As [`blocks`]: `s` addresses `full` blocks `stride` apart and `p` `full × B` elements.
+#[inline(always)]
+unsafe fn whole<T: Copy, const B: usize>(s: *mut T, p: *mut T, stride: usize, full: usize, to_packed: bool) {
+    let (s, p) = (s, p as *mut [T; B]);
+    if to_packed {
+        for b in 0..full {
+            p.add(b).write_unaligned((s.add(b * stride) as *const [T; B]).read_unaligned());
+        }
+    } else {
+        for b in 0..full {
+            (s.add(b * stride) as *mut [T; B]).write_unaligned(p.add(b).read_unaligned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference<T: Copy>(src: &[T], l: Vector) -> Vec<T> {
+        (0..l.count).flat_map(|k| src[k * l.stride..k * l.stride + l.blocklen].iter().copied()).collect()
+    }
+
+    fn round_trip<T: Copy + Send + Sync + PartialEq + std::fmt::Debug>(
+        copier: &Copier<'_>,
+        l: Vector,
+        make: impl Fn(usize) -> T,
+        fill: T,
+    ) {
+        let ext = l.extent().unwrap();
+        let src: Vec<T> = (0..ext + 3).map(&make).collect();
+        let want = reference(&src, l);
+        // a packed buffer one element longer than needed, starting misaligned
+        let mut packed = vec![fill; want.len() + 2];
+        pack_with(copier, &mut packed[1..], &src, l).unwrap();
+        assert_eq!(&packed[1..=want.len()], &want[..], "pack {l:?}");
+        assert_eq!(packed[want.len() + 1], fill, "pack wrote past count × blocklen");
+        let mut back = vec![fill; ext + 3];
+        unpack_with(copier, &mut back, &packed[1..], l).unwrap();
+        for (i, (b, s)) in back.iter().zip(&src).enumerate() {
+            let inside =
+                l.stride > 0 && i < ext && i % l.stride.max(1) < l.blocklen || l.count == 1 && i < l.blocklen;
+            if inside && l.count > 0 {
+                assert_eq!(b, s, "unpack {l:?} at {i}");
+            } else {
+                assert_eq!(*b, fill, "unpack {l:?} touched the gap at {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn pack_unpack_match_the_reference() {
+        let pool = herd::Pool::builder().num_threads(2).build().unwrap();
+        let c = Copier::new(&pool);
+        let layouts = [
+            Vector { count: 0, blocklen: 5, stride: 9 },
+            Vector { count: 3, blocklen: 0, stride: 4 },
+            Vector { count: 1, blocklen: 7, stride: 0 },
+            Vector { count: 5, blocklen: 4, stride: 4 },
+            Vector { count: 17, blocklen: 3, stride: 5 },
+            Vector { count: 1000, blocklen: 1, stride: 3 },
+            Vector { count: 999, blocklen: 2, stride: 2 },
+            Vector { count: 40_000, blocklen: 8, stride: 11 },
+            Vector { count: 333, blocklen: 16, stride: 17 },
+            Vector { count: 3000, blocklen: 129, stride: 300 },
+            Vector { count: 7, blocklen: 100_001, stride: 100_003 },
+        ];
+        for l in layouts {
+            round_trip(&c, l, |i| i as f64 + 0.5, -1.0);
+            round_trip(&c, l, |i| i as u8 | 1, 0u8);
+            round_trip(&c, l, |i| [i as u16, 3, 9], [0u16; 3]);
+            round_trip(&c, l, |i| (i as u128) << 70 | 1, 0u128);
+        }
+    }
+
+    #[test]
+    fn bad_layouts_are_refused_by_name() {
+        let mut d = vec![0.0f64; 100];
+        let s = vec![1.0f64; 100];
+        let e = pack(&mut d, &s, Vector { count: 2, blocklen: 5, stride: 4 }).unwrap_err().to_string();
+        assert!(e.contains("blocklen 5 > stride 4"), "{e}");
+        let e = pack(&mut d, &s, Vector { count: 11, blocklen: 5, stride: 10 }).unwrap_err().to_string();
+        assert!(e.contains("strided buffer has 100") && e.contains("105"), "{e}");
+        let e = pack(&mut d[..10], &s, Vector { count: 3, blocklen: 5, stride: 10 }).unwrap_err().to_string();
+        assert!(e.contains("packed buffer has 10") && e.contains("15"), "{e}");
+        let e =
+            unpack(&mut d[..20], &s, Vector { count: 3, blocklen: 5, stride: 10 }).unwrap_err().to_string();
+        assert!(e.starts_with("unpack") && e.contains("strided buffer has 20"), "{e}");
+        let e = Vector { count: usize::MAX, blocklen: 2, stride: 2 }.packed_len().unwrap_err().to_string();
+        assert!(e.contains("overflows"), "{e}");
+    }
+}
