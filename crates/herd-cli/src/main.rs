@@ -4,6 +4,7 @@
 mod error;
 mod la;
 mod monitor;
+mod mpi;
 mod overhead;
 mod plot;
 mod pmo;
@@ -92,6 +93,9 @@ enum Command {
     /// Dense linear algebra on herd against faer and OpenBLAS in the same run.
     #[command(subcommand)]
     La(LaCommand),
+    /// herd over MPI (run under mpirun): the distributed experiments of herd-mpi.
+    #[command(subcommand)]
+    Mpi(mpi::MpiCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -183,6 +187,7 @@ fn main() -> ExitCode {
         Command::La(LaCommand::Geqrf(args)) => la::geqrf(&args),
         Command::La(LaCommand::Getrf(args)) => la::getrf(&args),
         Command::La(LaCommand::Sygv(args)) => la::sygv(&args),
+        Command::Mpi(cmd) => mpi::run(&cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
