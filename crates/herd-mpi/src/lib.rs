@@ -10,6 +10,8 @@
 //!   distributed tiled Cholesky on it, 2-D block-cyclic ([`potrf::factor`]).
 //! * [`copy`]: topology-aware parallel copy and strided pack/unpack, against `memcpy`,
 //!   STREAM copy and `MPI_Type_vector` + `MPI_Pack`.
+//! * [`fft::Fft2d`]: the distributed 2-D FFT, bulk-synchronous and with its all-to-all
+//!   overlapped with the FFTs in chunks, beside FFTW-MPI's own ([`fft`]).
 //!
 //! MPI programs run under `mpirun`; `herd mpi …` are the command-line experiments. Tests
 //! launch themselves under `mpirun -np 1, 2, 4` ([`testing`]).
@@ -19,6 +21,7 @@
 pub mod comm;
 pub mod copy;
 pub mod error;
+pub mod fft;
 pub mod flow;
 pub mod grid;
 pub mod model;
@@ -31,6 +34,7 @@ pub mod testing;
 pub use comm::{CommPlace, CommStats, Mpi, Options, Pending};
 pub use copy::{pack, parallel_copy, unpack, Vector};
 pub use error::{MpiError, Result};
+pub use fft::Fft2d;
 pub use flow::{DistError, DistGraph, DistStats};
 pub use grid::ProcessGrid;
 
