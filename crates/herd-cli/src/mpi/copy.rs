@@ -34,10 +34,6 @@ pub struct MpiCopyArgs {
     json: bool,
 }
 
-fn fail(e: herd_mpi::MpiError) -> CliError {
-    CliError::Failed(e.to_string())
-}
-
 fn matrix(rank: usize, n: usize) -> Vec<f64> {
     (0..n).map(|i| (rank * 1_000_000_000 + i) as f64).collect()
 }
@@ -68,9 +64,9 @@ fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
             let t = Instant::now();
             if r < 2 {
                 if method == 0 {
-                    exchange_packed(mpi, r ^ 1, 4242, &mut m[off..], l).map_err(fail)?;
+                    exchange_packed(mpi, r ^ 1, 4242, &mut m[off..], l).map_err(super::mpi_err)?;
                 } else {
-                    exchange_datatype(mpi, r ^ 1, &mut m[off..], l).map_err(fail)?;
+                    exchange_datatype(mpi, r ^ 1, &mut m[off..], l).map_err(super::mpi_err)?;
                 }
             }
             let secs = t.elapsed().as_secs_f64();
@@ -105,7 +101,7 @@ fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
 
 /// `herd mpi copy`.
 pub fn run(args: &MpiCopyArgs) -> CliResult {
-    let mpi = Mpi::init(herd_mpi::Options::default()).map_err(fail)?;
+    let mpi = Mpi::init(herd_mpi::Options::default()).map_err(super::mpi_err)?;
     let (r, size) = (mpi.rank(), mpi.size());
     let copy = measure_copy(args.size, args.reps, || {})?;
     let mut packs = Vec::new();
@@ -118,14 +114,20 @@ pub fn run(args: &MpiCopyArgs) -> CliResult {
     let all: Vec<Value> = if r == 0 {
         let mut v = vec![serde_json::from_slice(&mine)?];
         for src in 1..size {
-            let len = mpi.irecv::<u64>(src, 4300, 1).map_err(fail)?.wait().map_err(fail)?[0] as usize;
-            let bytes = mpi.irecv::<u8>(src, 4301, len).map_err(fail)?.wait().map_err(fail)?;
+            let len =
+                mpi.irecv::<u64>(src, 4300, 1).map_err(super::mpi_err)?.wait().map_err(super::mpi_err)?[0]
+                    as usize;
+            let bytes =
+                mpi.irecv::<u8>(src, 4301, len).map_err(super::mpi_err)?.wait().map_err(super::mpi_err)?;
             v.push(serde_json::from_slice(&bytes)?);
         }
         v
     } else {
-        mpi.isend(0, 4300, vec![mine.len() as u64]).map_err(fail)?.wait().map_err(fail)?;
-        mpi.isend(0, 4301, mine).map_err(fail)?.wait().map_err(fail)?;
+        mpi.isend(0, 4300, vec![mine.len() as u64])
+            .map_err(super::mpi_err)?
+            .wait()
+            .map_err(super::mpi_err)?;
+        mpi.isend(0, 4301, mine).map_err(super::mpi_err)?.wait().map_err(super::mpi_err)?;
         Vec::new()
     };
     mpi.barrier();

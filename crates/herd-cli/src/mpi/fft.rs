@@ -2,16 +2,17 @@
 //! FFTW-MPI in the same run, under mpirun. Rank 0 prints a table (or one JSON line) and
 //! draws a bar chart of the medians.
 
+use super::{bar_chart, max_all, mpi_err};
 use crate::error::{usize_in, CliError};
-use crate::plot::{self, COLORS, FONT_FAMILY};
+use crate::plot;
 use crate::table::Table;
 use crate::timing::median;
 use crate::CliResult;
 use herd_mpi::fft::fftw::{Fftw2d, Planning};
 use herd_mpi::fft::{flops, Algorithm, Direction, Fft2d, Slab, C64, DEFAULT_CHUNKS};
-use herd_mpi::{Mpi, MpiError, Options};
+use herd_mpi::{Mpi, Options};
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Options of `herd mpi fft`.
@@ -44,13 +45,6 @@ pub struct FftArgs {
 
 const NAMES: [&str; 3] = ["overlapped", "bulk", "fftw"];
 
-fn mpi_err(e: MpiError) -> CliError {
-    match e {
-        MpiError::Invalid(m) => CliError::Usage(m),
-        e => CliError::Failed(e.to_string()),
-    }
-}
-
 /// The benchmark input, element (i, j): a hash of (i, j) in [-0.5, 0.5)² (no dominant
 /// frequency, so FFT errors compare to rms(x)).
 fn input(i: usize, j: usize) -> C64 {
@@ -60,12 +54,6 @@ fn input(i: usize, j: usize) -> C64 {
     h ^= h >> 33;
     let unit = |bits: u64| (bits & 0xffff_ffff) as f64 / 4_294_967_296.0 - 0.5;
     C64::new(unit(h), unit(h >> 32))
-}
-
-/// The maximum of `v` over all ranks (an all-to-all of one value per rank).
-fn max_all(mpi: &Mpi, v: f64) -> CliResult<f64> {
-    let (_, got) = mpi.ialltoall(vec![v; mpi.size()]).and_then(|p| p.wait()).map_err(mpi_err)?;
-    Ok(got.into_iter().fold(f64::NEG_INFINITY, f64::max))
 }
 
 fn max_abs_diff(a: &[C64], b: &[C64]) -> f64 {
@@ -184,7 +172,7 @@ pub fn run(args: &FftArgs) -> CliResult {
     }
     if let (Some(path), Some(format)) = (&args.chart, format) {
         let caption = format!("2-D FFT n = {n}, {ranks} ranks × {threads} threads");
-        draw(path, format, &caption, &medians)?;
+        bar_chart(path, format, &caption, &NAMES, &medians)?;
     }
     check(over_vs_bulk, fftw_scaled)
 }
@@ -201,67 +189,4 @@ fn check(over_vs_bulk: f64, fftw_scaled: f64) -> CliResult {
         )));
     }
     Ok(())
-}
-
-/// A bar chart of the three medians.
-fn draw(path: &Path, format: plot::Format, caption: &str, medians: &[f64]) -> CliResult {
-    use plotters::prelude::*;
-    fn on<DB: DrawingBackend>(
-        root: DrawingArea<DB, plotters::coord::Shift>,
-        caption: &str,
-        medians: &[f64],
-    ) -> Result<(), Box<dyn std::error::Error>>
-    where
-        DB::ErrorType: 'static,
-    {
-        root.fill(&WHITE)?;
-        let top = medians.iter().copied().filter(|v| v.is_finite()).fold(0.0, f64::max) * 1.15;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(caption, (FONT_FAMILY, 22))
-            .margin(16)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d((0..medians.len() as i32 - 1).into_segmented(), 0.0..top.max(1e-9))?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .y_desc("median seconds (lower is faster)")
-            .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-                    NAMES.get(*i as usize).copied().unwrap_or("").to_string()
-                }
-                SegmentValue::Last => String::new(),
-            })
-            .label_style((FONT_FAMILY, 15))
-            .draw()?;
-        for (i, &m) in medians.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            let i = i as i32;
-            let mut bar = Rectangle::new(
-                [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), m)],
-                color.filled(),
-            );
-            bar.set_margin(0, 0, 40, 40);
-            chart.draw_series(std::iter::once(bar))?;
-            let style =
-                TextStyle::from((FONT_FAMILY, 15).into_font()).pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Center,
-                    plotters::style::text_anchor::VPos::Bottom,
-                ));
-            chart.draw_series(std::iter::once(Text::new(
-                format!("{m:.4} s"),
-                (SegmentValue::CenterOf(i), m),
-                style,
-            )))?;
-        }
-        root.present()?;
-        Ok(())
-    }
-    crate::error::create_parent(path)?;
-    let size = (720, 480);
-    let r = match format {
-        plot::Format::Svg => on(SVGBackend::new(path, size).into_drawing_area(), caption, medians),
-        plot::Format::Png => on(BitMapBackend::new(path, size).into_drawing_area(), caption, medians),
-    };
-    r.map_err(|e| CliError::Plot { path: path.to_path_buf(), message: e.to_string() })
 }
