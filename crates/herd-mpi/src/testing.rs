@@ -51,38 +51,8 @@ pub fn launch(path: &str, ranks: &[usize], limit: Duration) -> bool {
     let exe = std::env::current_exe().expect("the test binary's path");
     for &np in ranks {
         let mut cmd = mpirun(np, &exe, &[name, "--exact", "--nocapture", "--test-threads=1"]);
-        cmd.env(CHILD_ENV, "1").stdout(Stdio::piped()).stderr(Stdio::piped());
-        // Its own process group, so a deadline kills mpirun and every rank.
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
-        let start = Instant::now();
-        let mut child =
-            cmd.spawn().unwrap_or_else(|e| panic!("cannot run mpirun (is openmpi-bin installed?): {e}"));
-        let mut out = child.stdout.take().expect("piped");
-        let mut err = child.stderr.take().expect("piped");
-        let t_out = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
-        });
-        let t_err = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        });
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("waiting for mpirun") {
-                break Some(s);
-            }
-            if start.elapsed() > limit {
-                // SAFETY: kill(2) on the process group created above.
-                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let (o, e) = (t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default());
+        cmd.env(CHILD_ENV, "1");
+        let (status, o, e) = run_with_deadline(&mut cmd, limit);
         match status {
             None => panic!(
                 "{name} under mpirun -np {np} did not finish within {} s (killed)\n--- stdout\n{o}\n--- stderr\n{e}",
@@ -99,6 +69,44 @@ pub fn launch(path: &str, ranks: &[usize], limit: Duration) -> bool {
         }
     }
     false
+}
+
+/// Runs `cmd` (usually an [`mpirun`] line) in its own process group, collecting its output;
+/// past `limit` the whole group (mpirun and every rank) is killed and the status is `None`.
+pub fn run_with_deadline(
+    cmd: &mut Command,
+    limit: Duration,
+) -> (Option<std::process::ExitStatus>, String, String) {
+    use std::os::unix::process::CommandExt;
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    let start = Instant::now();
+    let mut child =
+        cmd.spawn().unwrap_or_else(|e| panic!("cannot run {cmd:?} (is openmpi-bin installed?): {e}"));
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for the child") {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            // SAFETY: kill(2) on the process group created by process_group(0) above.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status, t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default())
 }
 
 /// A `#[test]` whose body runs on every rank under `mpirun -np N`, for each N listed, with a

@@ -1,0 +1,76 @@
+//! `herd mpi …` end to end under `mpirun -np 2` (loopback, oversubscribed, with a deadline):
+//! each command's JSON line from rank 0, its checks, and a bad argument failing every rank
+//! with a message instead of a hang.
+
+use herd_mpi::testing::{mpirun, run_with_deadline};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+fn herd_mpi(np: usize, args: &[&str]) -> (bool, String, String) {
+    let exe = Path::new(env!("CARGO_BIN_EXE_herd"));
+    let mut cmd = mpirun(np, exe, args);
+    cmd.env("HERD_NUM_THREADS", "1");
+    let (status, out, err) = run_with_deadline(&mut cmd, Duration::from_secs(240));
+    let status =
+        status.unwrap_or_else(|| panic!("herd {args:?} under mpirun -np {np} timed out\n{out}\n{err}"));
+    (status.success(), out, err)
+}
+
+/// The one JSON line rank 0 prints.
+fn json_line(out: &str) -> Value {
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with('{')).collect();
+    assert_eq!(lines.len(), 1, "one JSON line from rank 0 only:\n{out}");
+    serde_json::from_str(lines[0]).expect("valid JSON")
+}
+
+fn median_of(v: &Value, entry: &str) -> f64 {
+    let m = v[entry]["median"].as_f64().unwrap_or_else(|| panic!("{entry}.median in {v}"));
+    let samples = v[entry]["samples"].as_array().unwrap_or_else(|| panic!("{entry}.samples in {v}"));
+    assert!(!samples.is_empty() && m > 0.0, "{entry}: {v}");
+    m
+}
+
+#[test]
+fn potrf_against_scalapack() {
+    let (ok, out, err) = herd_mpi(2, &["mpi", "potrf", "-n", "300", "--nb", "64", "--reps", "2", "--json"]);
+    assert!(ok, "{out}\n{err}");
+    let v = json_line(&out);
+    assert_eq!(v["ranks"], 2);
+    assert_eq!(v["grid"], serde_json::json!([1, 2]));
+    for e in ["herd", "scalapack"] {
+        median_of(&v, e);
+        for r in v[e]["residuals"].as_array().unwrap() {
+            assert!(r.as_f64().unwrap() < 10.0, "{e} residual {r}");
+        }
+    }
+}
+
+#[test]
+fn fft_overlapped_bulk_and_fftw() {
+    let (ok, out, err) =
+        herd_mpi(2, &["mpi", "fft", "-n", "64", "--reps", "2", "--fftw-plan", "estimate", "--json"]);
+    assert!(ok, "{out}\n{err}");
+    let v = json_line(&out);
+    for e in ["overlapped", "bulk", "fftw"] {
+        median_of(&v, e);
+    }
+    assert_eq!(v["check"]["overlapped_vs_bulk_max_abs"], 0.0);
+}
+
+#[test]
+fn copy_and_exchange() {
+    let (ok, out, err) = herd_mpi(2, &["mpi", "copy", "--size", "1M", "--reps", "2", "--json"]);
+    assert!(ok, "{out}\n{err}");
+    json_line(&out);
+}
+
+#[test]
+fn bad_arguments_fail_every_rank_with_a_message() {
+    let (ok, out, err) = herd_mpi(2, &["mpi", "fft", "-n", "63"]);
+    assert!(!ok, "n = 63 on 2 ranks must fail\n{out}");
+    assert!(err.contains("63"), "the message names the value:\n{err}");
+    let (ok, _, err) = herd_mpi(2, &["mpi", "potrf", "-n", "100", "--grid", "3x1"]);
+    assert!(!ok);
+    assert!(err.contains("--grid 3x1"), "{err}");
+}
