@@ -88,13 +88,14 @@ mpi_test!(fn fib_equals_single_rank() ranks [1, 2, 4] within 120 {
 /// A chain passed around the ranks with a pause in every step and a large item: each
 /// rank is idle most of the time while the chain's message is on its way or being worked
 /// on elsewhere, so a wait that ended on local idleness would end early.
-struct ChainTuner {
-    x: Items<u32, Vec<u8>>,
+/// step(i) runs on rank i % size and gets `items[i]`.
+struct RoundRobin<V> {
+    items: Items<u32, V>,
     size: usize,
 }
-impl Tuner<u32> for ChainTuner {
+impl<V: Send + Sync + 'static> Tuner<u32> for RoundRobin<V> {
     fn depends(&self, &i: &u32, deps: &mut Deps) {
-        deps.item(&self.x, i);
+        deps.item(&self.items, i);
     }
     fn compute_on(&self, &i: &u32) -> usize {
         i as usize % self.size
@@ -109,7 +110,7 @@ mpi_test!(fn quiescence_waits_for_messages_in_flight() ranks [1, 2, 4] within 12
     let x = dg.items::<u32, Vec<u8>>("x").with_consumed_on(move |&i| i as usize % p);
     let out = dg.items::<u32, u64>("out").with_consumed_on(|_| 0);
     let (xs, o) = (x.clone(), out.clone());
-    let steps = dg.steps_tuned("link", ChainTuner { x: x.clone(), size: p }, move |&i: &u32, ctx: &Ctx<'_>| {
+    let steps = dg.steps_tuned("link", RoundRobin { items: x.clone(), size: p }, move |&i: &u32, ctx: &Ctx<'_>| {
         let v = ctx.get(&xs, &i)?;
         std::thread::sleep(Duration::from_millis(2));
         let sum: u64 = v.iter().map(|&b| b as u64).sum();
@@ -140,27 +141,14 @@ mpi_test!(fn quiescence_waits_for_messages_in_flight() ranks [1, 2, 4] within 12
     drop(Arc::try_unwrap(mpi).ok().expect("released"));
 });
 
-/// step(k) on rank k % size gets a[k]; a[k] is put (on rank 0) for every k but 1 and 2.
-struct NeedTuner {
-    a: Items<u32, u32>,
-    size: usize,
-}
-impl Tuner<u32> for NeedTuner {
-    fn depends(&self, &k: &u32, deps: &mut Deps) {
-        deps.item(&self.a, k);
-    }
-    fn compute_on(&self, &k: &u32) -> usize {
-        k as usize % self.size
-    }
-}
-
+// step(k) on rank k % size gets a[k]; a[k] is put (on rank 0) for every k but 1 and 2.
 mpi_test!(fn blocked_steps_are_named_with_their_rank() ranks [1, 2, 4] within 120 {
     let mpi = Arc::new(Mpi::init(Options::default()).unwrap());
     let p = mpi.size();
     let dg = DistGraph::new(&mpi, "blocked");
     let a = dg.items::<u32, u32>("a").with_consumed_on(move |&k| k as usize % p);
     let aa = a.clone();
-    let steps = dg.steps_tuned("need", NeedTuner { a: a.clone(), size: p }, move |&k: &u32, ctx: &Ctx<'_>| {
+    let steps = dg.steps_tuned("need", RoundRobin { items: a.clone(), size: p }, move |&k: &u32, ctx: &Ctx<'_>| {
         ctx.get(&aa, &k)?;
         Ok(())
     });
@@ -206,21 +194,22 @@ fn failing_run(mpi: &Arc<Mpi>, panic: bool) -> Result<herd_mpi::DistStats, DistE
     let dg = DistGraph::new(mpi, "failing");
     let a = dg.items::<u32, u32>("a").with_consumed_on(move |&k| k as usize % p);
     let aa = a.clone();
-    let steps = dg.steps_tuned("s", NeedTuner { a: a.clone(), size: p }, move |&k: &u32, ctx: &Ctx<'_>| {
-        ctx.get(&aa, &k)?;
-        if k == 5 {
-            if panic {
-                panic!("panic in step 5");
+    let steps =
+        dg.steps_tuned("s", RoundRobin { items: a.clone(), size: p }, move |&k: &u32, ctx: &Ctx<'_>| {
+            ctx.get(&aa, &k)?;
+            if k == 5 {
+                if panic {
+                    panic!("panic in step 5");
+                }
+                return Err(StepError::msg("boom in step 5"));
             }
-            return Err(StepError::msg("boom in step 5"));
-        }
-        if k < 5 {
-            ctx.put(&aa, k + 1, k)?;
-        } else {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Ok(())
-    });
+            if k < 5 {
+                ctx.put(&aa, k + 1, k)?;
+            } else {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Ok(())
+        });
     let tags = dg.tags::<u32>("k");
     tags.prescribes(&steps);
     if mpi.rank() == 0 {

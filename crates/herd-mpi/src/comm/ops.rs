@@ -67,11 +67,22 @@ impl Mpi {
     where
         T: Equivalence + Default + Clone + Send + 'static,
     {
+        let recv = vec![T::default(); send.len()];
+        self.ialltoall_into(send, recv)
+    }
+
+    /// [`Mpi::ialltoall`] into a receive buffer the caller passes in (of `send.len()`
+    /// elements) and gets back, so that repeated exchanges reuse memory already faulted in.
+    pub fn ialltoall_into<T>(&self, send: Vec<T>, mut recv: Vec<T>) -> Result<Pending<(Vec<T>, Vec<T>)>>
+    where
+        T: Equivalence + Clone + Send + 'static,
+    {
         let size = self.size();
-        if send.len() % size != 0 {
+        if send.len() % size != 0 || recv.len() != send.len() {
             return Err(MpiError::Invalid(format!(
-                "ialltoall: {} elements do not split into {size} equal blocks",
-                send.len()
+                "ialltoall: send {} and receive {} elements must be equal and split into {size} equal blocks",
+                send.len(),
+                recv.len()
             )));
         }
         let count = send.len() / size;
@@ -79,7 +90,6 @@ impl Mpi {
         let chunk = self.max_count();
         let rank = self.rank();
         self.submit(move |eng| {
-            let mut recv = vec![T::default(); send.len()];
             let dt = T::equivalent_datatype().as_raw();
             let mut reqs = Vec::new();
             if count <= chunk {
@@ -99,17 +109,20 @@ impl Mpi {
                         &mut req,
                     )
                 };
-                assert_eq!(rc, ffi::MPI_SUCCESS as i32, "MPI_Ialltoall failed on rank {rank}");
+                if rc != ffi::MPI_SUCCESS as i32 {
+                    c.complete(Err(MpiError::Call { call: "MPI_Ialltoall", rank, code: rc }));
+                    return;
+                }
                 reqs.push(req);
             } else {
                 for j in 0..size {
-                    let (s, r) = (j * count, j * count);
+                    let at = j * count;
                     if j == rank {
-                        recv[r..r + count].clone_from_slice(&send[s..s + count]);
+                        recv[at..at + count].clone_from_slice(&send[at..at + count]);
                         continue;
                     }
-                    let rp = Buf(recv[r..].as_mut_ptr());
-                    let sp = Buf(send[s..].as_ptr() as *mut T);
+                    let rp = Buf(recv[at..].as_mut_ptr());
+                    let sp = Buf(send[at..].as_ptr() as *mut T);
                     reqs.extend(post_chunks(eng, Dir::Recv, j, ALLTOALL_TAG, rp.0, count, chunk));
                     reqs.extend(post_chunks(eng, Dir::Send, j, ALLTOALL_TAG, sp.0, count, chunk));
                 }

@@ -5,7 +5,6 @@
 //! output are FFT'd. Nothing overlaps: the all-to-all waits for every row FFT, and the
 //! transpose waits for the whole all-to-all.
 
-use super::exchange::ialltoall_into;
 use super::local::{fft_rows, Direction, SharedMut, C64};
 use super::transpose::{pack, unpack_transpose, ChunkShape};
 use super::Fft2d;
@@ -28,7 +27,7 @@ pub(crate) fn transform(
         // of rows packs only its own rows' segments.
         unsafe { pack(shape, r, data, view) }
     });
-    let (send, recv) = ialltoall_into(fft.mpi, send, recv)?.wait()?;
+    let (send, recv) = fft.mpi.ialltoall_into(send, recv)?.wait()?;
     unpack_transpose(shape, &recv, out);
     fft.bulk_buffers.put(0, send, recv);
     fft_rows(&fft.rows, dir, out, n, 0..m, |_, _| {});

@@ -13,7 +13,6 @@
 //! Algorithm and pipeline: `README.md` beside this file.
 
 mod bulk;
-mod exchange;
 pub mod fftw;
 mod local;
 mod overlapped;

@@ -22,7 +22,6 @@
 //! while each exchange stays large (for n = 4096 on 2 ranks a chunk is 256 rows, 8 MiB per
 //! rank pair) so that per-collective latency stays negligible.
 
-use super::exchange::ialltoall_into;
 use super::local::{fft_rows, Direction, SharedMut, C64};
 use super::transpose::{pack, unpack_transpose, ChunkShape};
 use super::Fft2d;
@@ -60,7 +59,7 @@ pub(crate) fn transform(
             // group of rows packs only its own rows' segments.
             unsafe { pack(shape, r, data, view) }
         });
-        let next = ialltoall_into(fft.mpi, send, recv)?;
+        let next = fft.mpi.ialltoall_into(send, recv)?;
         // Chunk k is on its way; meanwhile transpose chunk k-1 (then FFT chunk k+1).
         if let Some(prev) = in_flight.replace((k, shape, next)) {
             finish(fft, prev, out)?;
