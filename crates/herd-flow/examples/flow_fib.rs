@@ -1,4 +1,4 @@
-//! fib(n) as a CnC graph under each discipline: `cargo run -p herd-flow --example fib [n] [timeline.json]`.
+//! fib(n) as a CnC graph under each discipline: `cargo run -p herd-flow --example flow_fib [n] [timeline.json]`.
 
 use herd_flow::{Deps, Discipline, Graph, Items, StepError, Tuner};
 
