@@ -16,10 +16,11 @@ fn main() {
     let mode = args.get(1).expect(usage).clone();
     let num = |i: usize| -> usize { args.get(i).expect(usage).parse().expect(usage) };
     let (n, nb, reps) = (num(2), num(3), num(4));
-    let threads = herd::current_num_threads();
     match mode.as_str() {
         "dist" => {
+            // MPI first: ranks on one node claim their share of it before herd's pool exists.
             let mpi = Arc::new(Mpi::init(Options::default()).expect("MPI"));
+            let threads = herd::current_num_threads();
             let grid = ProcessGrid::square(mpi.size()).expect("grid");
             for rep in 0..reps {
                 let run = factor(&mpi, n, nb, grid, rep as u64 + 1).expect("factor");
@@ -37,6 +38,7 @@ fn main() {
             drop(Arc::try_unwrap(mpi).ok().expect("released"));
         }
         "flow" => {
+            let threads = herd::current_num_threads();
             for rep in 0..reps {
                 let a = tiles::global_matrix(n, nb, rep as u64 + 1).expect("matrix");
                 let orig = a.to_faer();

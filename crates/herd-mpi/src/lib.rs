@@ -25,6 +25,7 @@ pub mod fft;
 pub mod flow;
 pub mod grid;
 pub mod model;
+pub mod node;
 pub mod potrf;
 pub mod scalapack;
 pub mod spd;
@@ -37,6 +38,7 @@ pub use error::{MpiError, Result};
 pub use fft::Fft2d;
 pub use flow::{DistError, DistGraph, DistStats};
 pub use grid::ProcessGrid;
+pub use node::NodeShare;
 
 mod sync;
 

@@ -132,3 +132,36 @@ mpi_test!(fn message_beyond_int_count() ranks [2] within 300 {
     assert!(mpi.stats().completed >= 1);
     mpi.barrier();
 });
+
+mpi_test!(fn ranks_on_a_node_split_its_cores() ranks [1, 2] within 60 {
+    use herd_mpi::NodeShare;
+    let mpi = Mpi::init(Options::default()).unwrap();
+    let (local, ranks) = mpi.local();
+    assert_eq!(ranks, mpi.size(), "one node");
+    assert_eq!(local, mpi.rank());
+    let cores = {
+        let topo = herd::Topology::detect().unwrap();
+        let mut c: Vec<usize> = topo.pus().iter().map(|p| p.core).collect();
+        c.dedup();
+        c.len()
+    };
+    match mpi.node_share() {
+        NodeShare::Alone => assert_eq!(ranks, 1),
+        NodeShare::Claimed(pus) => {
+            assert!(ranks > 1 && !pus.is_empty());
+            // every rank's share, gathered: disjoint, and the pool runs on its own share
+            let mut mine = vec![u32::MAX; 64];
+            mine[..pus.len()].copy_from_slice(pus);
+            let (_, all) = mpi.ialltoall(mine.repeat(mpi.size())).unwrap().wait().unwrap();
+            let mut seen: Vec<u32> = all.into_iter().filter(|&p| p != u32::MAX).collect();
+            let total = seen.len();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len(), total, "shares overlap: {seen:?}");
+            assert!(herd::current_num_threads() <= pus.len().max(1));
+        }
+        NodeShare::Skipped(why) => assert!(cores < ranks, "skipped with {cores} cores: {why}"),
+        NodeShare::Given => panic!("mpirun --bind-to none leaves ranks unbound and HERD_PLACES is unset"),
+    }
+    mpi.barrier();
+});

@@ -17,6 +17,7 @@ pub use shared::CommStats;
 use shared::{Command, Counters, Shared};
 
 use crate::error::{MpiError, Result};
+use crate::node::{claim_share, NodeShare};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::Communicator;
 use mpi::Threading;
@@ -49,11 +50,19 @@ pub struct Options {
     /// The largest element count passed to one MPI call; larger messages are split into
     /// several (MPI counts are `int`). Default `i32::MAX`; tests lower it.
     pub max_count: usize,
+    /// Ranks on one node split its cores when the launcher left them unbound (default
+    /// `true`; see [`crate::node`]).
+    pub share_node: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { threading: Threading::Funneled, place: CommPlace::Reserved, max_count: i32::MAX as usize }
+        Options {
+            threading: Threading::Funneled,
+            place: CommPlace::Reserved,
+            max_count: i32::MAX as usize,
+            share_node: true,
+        }
     }
 }
 
@@ -67,6 +76,8 @@ pub struct Mpi {
     size: usize,
     threading: Threading,
     pu: Option<usize>,
+    local: (usize, usize),
+    node: NodeShare,
 }
 
 struct Started {
@@ -74,6 +85,7 @@ struct Started {
     size: usize,
     threading: Threading,
     pu: Option<usize>,
+    local: (usize, usize),
 }
 
 impl Mpi {
@@ -108,6 +120,10 @@ impl Mpi {
                 let world = universe.world();
                 let rank = world.rank() as usize;
                 let size = world.size() as usize;
+                let local = {
+                    let node = world.split_shared(rank as i32);
+                    (node.rank() as usize, node.size() as usize)
+                };
                 if level(provided) < level(needed) {
                     let _ = tx.send(Err(MpiError::ThreadLevel { provided, needed }));
                     return;
@@ -119,7 +135,8 @@ impl Mpi {
                     stats: Counters::default(),
                 });
                 let _ = shared_tx.send(shared.clone());
-                let _ = tx.send(Ok(Started { rank, size, threading: provided, pu: pu.filter(|_| bound) }));
+                let _ =
+                    tx.send(Ok(Started { rank, size, threading: provided, pu: pu.filter(|_| bound), local }));
                 let eng = Engine::new(world, rank, shared.clone());
                 engine::run(shared, eng);
                 // `universe` drops here, after the engine: MPI_Finalize on this thread.
@@ -145,14 +162,20 @@ impl Mpi {
         };
         let shared = shared_rx.recv().expect("sent before Started");
         install_panic_hook(started.rank, started.size);
-        Ok(Mpi {
+        let mut mpi = Mpi {
             shared,
             join: Some(join),
             rank: started.rank,
             size: started.size,
             threading: started.threading,
             pu: started.pu,
-        })
+            local: started.local,
+            node: NodeShare::Given,
+        };
+        // On an error here `mpi` drops: the thread finalizes MPI.
+        mpi.node =
+            if opts.share_node { claim_share(started.local.0, started.local.1)? } else { NodeShare::Given };
+        Ok(mpi)
     }
 
     /// This process's rank in `MPI_COMM_WORLD`.
@@ -173,6 +196,17 @@ impl Mpi {
     /// The PU the communicator thread is bound to, if it is.
     pub fn comm_pu(&self) -> Option<usize> {
         self.pu
+    }
+
+    /// This rank's index among the ranks on its node, and their number
+    /// (`MPI_COMM_TYPE_SHARED`).
+    pub fn local(&self) -> (usize, usize) {
+        self.local
+    }
+
+    /// How this rank's herd pool shares the node with the other ranks on it.
+    pub fn node_share(&self) -> &NodeShare {
+        &self.node
     }
 
     /// The communicator thread's counters.
