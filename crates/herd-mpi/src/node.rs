@@ -4,7 +4,8 @@
 //! the speed of one core. When the launcher left the process unbound (its affinity mask is
 //! every usable PU of the machine) and several ranks run on the node, rank ℓ of L (its index
 //! in `MPI_COMM_TYPE_SHARED`) builds herd's global pool on the ℓ-th of L contiguous shares of
-//! the node's cores, in topology order (so a share stays within a package when it can).
+//! the node's cores, in topology order (so a share stays within a package when it can);
+//! with more ranks than cores, rank ℓ gets core ℓ mod C.
 //! A launcher that binds (`--bind-to core/socket`, Slurm's `--cpu-bind`) or an explicit
 //! `HERD_PLACES` is left alone.
 
@@ -20,8 +21,7 @@ pub enum NodeShare {
     Given,
     /// The global pool was built on this share of the node's cores (OS PU indices).
     Claimed(Vec<u32>),
-    /// Not applied, and why (the global pool already existed, fewer cores than ranks, a
-    /// synthetic topology).
+    /// Not applied, and why (the global pool already existed, a synthetic topology).
     Skipped(String),
 }
 
@@ -71,13 +71,15 @@ pub(crate) fn claim_share(local: usize, ranks: usize) -> Result<NodeShare> {
     }
     let mut cores: Vec<usize> = topo.pus().iter().map(|p| p.core).collect();
     cores.dedup();
-    if cores.len() < ranks {
-        return Ok(NodeShare::Skipped(format!(
-            "{ranks} ranks on a node of {} cores: every rank keeps the whole node",
-            cores.len()
-        )));
-    }
-    let mine = share(&cores, local, ranks);
+    // More ranks than cores (oversubscribed): rank l gets core l mod C, so the ranks at
+    // least spread evenly instead of all starting on the first core.
+    let one;
+    let mine = if cores.len() < ranks {
+        one = [cores[local % cores.len()]];
+        &one[..]
+    } else {
+        share(&cores, local, ranks)
+    };
     let spec = places(&topo, mine);
     let pus: Vec<u32> = topo.pus().iter().filter(|p| mine.contains(&p.core)).map(|p| p.os_index).collect();
     match herd::PoolBuilder::from_env()?.places(spec).build_global() {
