@@ -169,3 +169,46 @@ mpi_test!(fn ranks_on_a_node_split_its_cores() ranks [1, 2, 4] within 60 {
     }
     mpi.barrier();
 });
+
+/// The ranks of `early_exit_child` under mpirun: rank 1 fails right after starting (by a
+/// panic, or by exiting with status 3 without finalizing) while rank 0 waits in a barrier
+/// that can never complete. mpirun must end the whole job, not hang, with the failing rank
+/// named.
+#[test]
+fn a_failing_rank_ends_the_job_and_is_named() {
+    use herd_mpi::testing::{is_child, mpirun, run_with_deadline};
+    if is_child() {
+        return; // only the launched `early_exit_child` runs in the ranks
+    }
+    let exe = std::env::current_exe().unwrap();
+    for how in ["panic", "exit"] {
+        let mut cmd = mpirun(2, &exe, &["early_exit_child", "--exact", "--nocapture", "--test-threads=1"]);
+        cmd.env(herd_mpi::testing::CHILD_ENV, "1").env("HERD_MPI_EARLY", how);
+        let start = std::time::Instant::now();
+        let (status, out, err) = run_with_deadline(&mut cmd, std::time::Duration::from_secs(60));
+        let status =
+            status.unwrap_or_else(|| panic!("{how}: the job hung (killed after 60 s)\n{out}\n{err}"));
+        assert!(!status.success(), "{how}: the job must fail\n{out}\n{err}");
+        assert!(start.elapsed().as_secs() < 30, "{how}: took {:?}", start.elapsed());
+        let all = format!("{out}\n{err}");
+        match how {
+            "panic" => assert!(all.contains("herd-mpi: rank 1 of 2 panicked"), "{all}"),
+            _ => assert!(all.contains("Exit code:    3") || all.contains("exit code 3"), "{all}"),
+        }
+    }
+}
+
+#[test]
+fn early_exit_child() {
+    if !herd_mpi::testing::is_child() || std::env::var_os("HERD_MPI_EARLY").is_none() {
+        return; // a rank of a_failing_rank_ends_the_job_and_is_named only
+    }
+    let mpi = Mpi::init(Options::default()).unwrap();
+    if mpi.rank() == 1 {
+        if std::env::var("HERD_MPI_EARLY").as_deref() == Ok("panic") {
+            panic!("rank 1 fails on purpose");
+        }
+        std::process::exit(3);
+    }
+    mpi.barrier(); // never completes: rank 1 is gone
+}

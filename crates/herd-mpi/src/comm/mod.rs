@@ -284,9 +284,28 @@ impl Mpi {
 
 impl Drop for Mpi {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // This rank is failing: finalizing would wait for ranks that may be waiting for
+            // it. Abort the job instead (MPI_Abort on the communicator thread, which makes
+            // mpirun end every rank and report this one); if the thread does not get to it
+            // within 5 s (it is stuck in a blocking call), exit without finalizing, which
+            // mpirun also reports as this rank's failure.
+            let rank = self.rank;
+            eprintln!("herd-mpi: rank {rank} of {} is failing (panic): aborting the job", self.size);
+            self.shared.submit(Command::Run(Box::new(move |eng: &mut Engine| {
+                // SAFETY: called on the thread that initialized MPI, with its world.
+                unsafe { mpi::ffi::MPI_Abort(eng.comm(), 101) };
+            })));
+            let start = std::time::Instant::now();
+            while start.elapsed() < std::time::Duration::from_secs(5) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            // SAFETY: _exit ends the process at once; nothing of this process runs after it.
+            unsafe { libc::_exit(101) };
+        }
         self.shared.submit(Command::Stop);
         if let Some(j) = self.join.take() {
-            if j.join().is_err() && !std::thread::panicking() {
+            if j.join().is_err() {
                 eprintln!("herd-mpi: rank {}: the communicator thread panicked", self.rank);
             }
         }
