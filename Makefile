@@ -89,7 +89,7 @@ tsan: deps
 	  rustup component add rust-src --toolchain nightly
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tsan-suppressions.txt" \
 	RUSTFLAGS="-Zsanitizer=thread --cfg herd_tsan" RUSTDOCFLAGS="-Zsanitizer=thread" \
-	  $(CARGO) +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu -p herd -p herd-omp -p herd-flow --target-dir target/tsan --tests
+	  $(CARGO) +nightly test -Zbuild-std --target x86_64-unknown-linux-gnu -p herd -p herd-omp -p herd-flow -p herd-mpi --target-dir target/tsan --tests
 
 clean:
 	$(CARGO) clean
