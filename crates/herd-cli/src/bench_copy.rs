@@ -5,9 +5,10 @@
 
 use crate::error::CliError;
 use crate::plot::{self, Panel, Series};
+use crate::timing::median;
 use crate::CliResult;
 use herd_mpi::copy::mpi_pack::{mpi_pack, mpi_unpack, vector_type};
-use herd_mpi::copy::stream::{median, stream_copy, StreamArrays};
+use herd_mpi::copy::stream::{stream_copy, StreamArrays};
 use herd_mpi::copy::{global_copier, pack, unpack, Vector};
 use herd_mpi::Mpi;
 use serde_json::{json, Value};
@@ -70,12 +71,6 @@ pub fn summary(samples: &[f64]) -> Value {
     let mut s = samples.to_vec();
     s.sort_by(f64::total_cmp);
     json!({ "median_gbs": median(&s), "best_gbs": s.last().copied().unwrap_or(0.0), "samples_gbs": samples })
-}
-
-fn med(samples: &[f64]) -> f64 {
-    let mut s = samples.to_vec();
-    s.sort_by(f64::total_cmp);
-    median(&s)
 }
 
 /// Times `f` run `k` times; returns GB/s counting `2 × bytes` per run (read + write).
@@ -193,7 +188,7 @@ pub fn measure_pack(mpi: &Mpi, l: Vector, reps: usize, mut tick: impl FnMut()) -
         "count": l.count, "blocklen": l.blocklen, "stride": l.stride, "bytes": bytes,
         "herd_pack": summary(&hp), "herd_unpack": summary(&hu),
         "mpi_pack": summary(&mp), "mpi_unpack": summary(&mu),
-        "pack_speedup": med(&hp) / med(&mp), "unpack_speedup": med(&hu) / med(&mu),
+        "pack_speedup": median(&hp) / median(&mp), "unpack_speedup": median(&hu) / median(&mu),
     }))
 }
 

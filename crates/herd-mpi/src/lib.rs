@@ -24,6 +24,7 @@ pub mod error;
 pub mod fft;
 pub mod flow;
 pub mod grid;
+pub mod measure;
 pub mod model;
 pub mod node;
 pub mod potrf;

@@ -4,9 +4,9 @@
 
 use crate::bench_copy::{copy_table, layouts, measure_copy, measure_pack, pack_table, parse_size, show_size};
 use crate::error::CliError;
+use crate::timing::median;
 use crate::CliResult;
 use herd_mpi::copy::exchange::{exchange_datatype, exchange_packed};
-use herd_mpi::copy::stream::median;
 use herd_mpi::{Mpi, Vector};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -32,6 +32,9 @@ pub struct MpiCopyArgs {
     /// Rank 0 prints one JSON object on one line instead of the tables.
     #[arg(long)]
     json: bool,
+    /// Draw a bar chart of the block exchange's two medians to FILE (.svg or .png; needs 2 ranks).
+    #[arg(long, value_name = "FILE")]
+    chart: Option<std::path::PathBuf>,
 }
 
 fn matrix(rank: usize, n: usize) -> Vec<f64> {
@@ -85,22 +88,18 @@ fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
             }
         }
     }
-    let med = |v: &[f64]| {
-        let mut s = v.to_vec();
-        s.sort_by(f64::total_cmp);
-        median(&s)
-    };
     let bytes = rows * w * 8;
     Ok(Some(json!({
         "rows": rows, "cols": cols, "block_cols": w, "bytes_each_way": bytes,
-        "herd_pack_isend": { "median": med(&a), "samples": a },
-        "mpi_vector": { "median": med(&b), "samples": b },
-        "speedup": med(&b) / med(&a),
+        "herd_pack_isend": { "median": median(&a), "samples": a },
+        "mpi_vector": { "median": median(&b), "samples": b },
+        "speedup": median(&b) / median(&a),
     })))
 }
 
 /// `herd mpi copy`.
 pub fn run(args: &MpiCopyArgs) -> CliResult {
+    let format = args.chart.as_deref().map(crate::plot::Format::of).transpose()?;
     let mpi = Mpi::init(herd_mpi::Options::default()).map_err(super::mpi_err)?;
     let (r, size) = (mpi.rank(), mpi.size());
     let copy = measure_copy(args.size, args.reps, || {})?;
@@ -136,6 +135,17 @@ pub fn run(args: &MpiCopyArgs) -> CliResult {
         return Ok(());
     }
     let out = json!({ "ranks": size, "threads_per_rank": herd::global().num_threads(), "per_rank": all, "exchange": ex });
+    if let (Some(path), Some(format), Some(e)) = (&args.chart, format, &ex) {
+        let m = |k: &str| e[k]["median"].as_f64().unwrap_or(f64::NAN);
+        let caption = format!("block exchange ranks 0 ↔ 1, {}×{} f64 each way", e["rows"], e["block_cols"]);
+        super::bar_chart(
+            path,
+            format,
+            &caption,
+            &["herd pack + isend", "MPI vector type"],
+            &[m("herd_pack_isend"), m("mpi_vector")],
+        )?;
+    }
     if args.json {
         println!("{}", serde_json::to_string(&out)?);
         return Ok(());

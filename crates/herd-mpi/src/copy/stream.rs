@@ -104,18 +104,9 @@ pub fn stream_copy(pool: &Pool, n: usize, reps: usize) -> Option<StreamCopy> {
         n,
         threads: pool.num_threads(),
         best_gbs: *sorted.last().unwrap_or(&0.0),
-        median_gbs: median(&sorted),
+        median_gbs: crate::measure::median(&sorted),
         samples_gbs: samples,
     })
-}
-
-/// The median of sorted values (0 for none).
-pub fn median(sorted: &[f64]) -> f64 {
-    match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    }
 }
 
 #[cfg(test)]
@@ -126,6 +117,5 @@ mod tests {
         let s = super::stream_copy(&pool, 100_001, 3).unwrap();
         assert_eq!(s.samples_gbs.len(), 3);
         assert!(s.best_gbs >= s.median_gbs && s.median_gbs > 0.0);
-        assert_eq!(super::median(&[1.0, 2.0, 4.0, 8.0]), 3.0);
     }
 }

@@ -7,6 +7,7 @@ pub mod replay;
 
 use crate::error::{MpiError, Result};
 use crate::grid::ProcessGrid;
+use crate::measure::median;
 use crate::{spd, Mpi};
 use replay::{simulate, Dag, Machine};
 use serde::Serialize;
@@ -178,16 +179,6 @@ pub fn predict(
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 /// Times herd-la's single-threaded faer tile kernels (the ones herd's tiled Cholesky runs) on
 /// `nb × nb` tiles of the [`spd`] matrix on the calling thread: the median of `reps` runs
 /// each (inputs copied outside the timing).
@@ -210,7 +201,7 @@ pub fn measure_kernels(nb: usize, reps: usize) -> Result<KernelTimes> {
         .map_err(|c| MpiError::Invalid(format!("measure_kernels: tile not SPD at {c}")))?;
     let a10 = tile(1, 0);
     let a11 = tile(1, 1);
-    let time = |f: &mut dyn FnMut() -> f64| median((0..reps).map(|_| f()).collect());
+    let time = |f: &mut dyn FnMut() -> f64| median(&(0..reps).map(|_| f()).collect::<Vec<_>>());
     let potrf = time(&mut || {
         let mut a = a00.clone();
         let t = Instant::now();
@@ -285,7 +276,7 @@ pub fn measure_messages(mpi: &Mpi, sizes: &[usize], reps: usize) -> Result<Messa
             }
         }
         if mpi.rank() == 0 {
-            samples.push((size, median(times)));
+            samples.push((size, median(&times)));
         }
     }
     // least squares on rank 0, broadcast
