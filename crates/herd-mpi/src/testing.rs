@@ -8,8 +8,9 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Set in the environment of the ranks a test launched.
-pub const CHILD_ENV: &str = "HERD_MPI_TEST_CHILD";
+/// Set in the environment of the ranks a test launched (not `HERD_*`: herd warns about
+/// variables of that prefix it does not know).
+pub const CHILD_ENV: &str = "HERDMPI_TEST_CHILD";
 
 /// Whether this process is a rank of a launched test.
 pub fn is_child() -> bool {
@@ -62,7 +63,10 @@ pub fn launch(path: &str, ranks: &[usize], limit: Duration) -> bool {
                 panic!("{name} under mpirun -np {np} failed ({s})\n--- stdout\n{o}\n--- stderr\n{e}")
             }
             Some(_) => {
-                if !o.contains("test result: ok. 1 passed") {
+                // The ranks' outputs interleave (one run printed "test result: okok."), so
+                // this looks only for libtest's opening line, which a rank writes at once:
+                // a filter that matched no test prints "running 0 tests".
+                if o.contains("running 0 tests") || !o.contains("running 1 test") {
                     panic!("{name} under mpirun -np {np} ran no test (name mismatch?)\n--- stdout\n{o}\n--- stderr\n{e}");
                 }
             }

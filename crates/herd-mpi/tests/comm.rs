@@ -186,7 +186,7 @@ fn a_failing_rank_ends_the_job_and_is_named() {
     let exe = std::env::current_exe().unwrap();
     for how in ["panic", "exit"] {
         let mut cmd = mpirun(2, &exe, &["early_exit_child", "--exact", "--nocapture", "--test-threads=1"]);
-        cmd.env(herd_mpi::testing::CHILD_ENV, "1").env("HERD_MPI_EARLY", how);
+        cmd.env(herd_mpi::testing::CHILD_ENV, "1").env("HERDMPI_EARLY", how);
         let start = std::time::Instant::now();
         let (status, out, err) = run_with_deadline(&mut cmd, std::time::Duration::from_secs(60));
         let status =
@@ -203,12 +203,12 @@ fn a_failing_rank_ends_the_job_and_is_named() {
 
 #[test]
 fn early_exit_child() {
-    if !herd_mpi::testing::is_child() || std::env::var_os("HERD_MPI_EARLY").is_none() {
+    if !herd_mpi::testing::is_child() || std::env::var_os("HERDMPI_EARLY").is_none() {
         return; // a rank of a_failing_rank_ends_the_job_and_is_named only
     }
     let mpi = Mpi::init(Options::default()).unwrap();
     if mpi.rank() == 1 {
-        if std::env::var("HERD_MPI_EARLY").as_deref() == Ok("panic") {
+        if std::env::var("HERDMPI_EARLY").as_deref() == Ok("panic") {
             panic!("rank 1 fails on purpose");
         }
         std::process::exit(3);
