@@ -65,17 +65,19 @@ test-omp: omp
 	bash crates/herd-omp/tests/c/run.sh --reference --lib target/release/libherd_omp.so --gomp-dir target/release/gomp
 	bash crates/herd-omp/tests/symbol_versions.sh target/release/gomp
 
-# herd's LAPACK/BLAS C ABI (target/release/libherd_lapack.so) used by a C
-# program, an unmodified Fortran program and NumPy/SciPy, with herd preloaded
-# in front of the system LAPACK; results compared with the system library's.
 # herd-mpi: each MPI test launches itself under `mpirun -np 1, 2, 4` (oversubscribed,
 # loopback only, with a deadline) and checks every rank (crates/herd-mpi/src/testing.rs).
 test-mpi: deps
 	$(CARGO) test --release -p herd-mpi
 
-test-lapack: deps
+# herd's LAPACK/BLAS C ABI (target/release/libherd_lapack.so) used by a C
+# program, an unmodified Fortran program and NumPy/SciPy, with herd preloaded
+# in front of the system LAPACK; results compared with the system library's;
+# and an OpenMP program calling it on herd's OpenMP runtime, which carries the
+# same LAPACK names and runs them on the team's threads (one set of workers).
+test-lapack: deps omp
 	$(CARGO) build --release -p herd-lapack
-	bash crates/herd-lapack/tests/run.sh target/release/libherd_lapack.so
+	bash crates/herd-lapack/tests/run.sh target/release/libherd_lapack.so target/release/gomp
 
 bench: build
 	./bench/run.sh

@@ -323,6 +323,11 @@ pub unsafe extern "C" fn herd_lapack_calls(name: *const c_char) -> i64 {
 pub fn ensure_pool() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
+        // Linked into herd's OpenMP runtime, the global pool is its root
+        // pool (provided when the library was loaded): nothing to build.
+        if herd::global_is_set() {
+            return;
+        }
         if let Err(e) = herd::PoolBuilder::from_env().and_then(|b| b.build_global()) {
             eprintln!("herd-lapack: {e}; running every routine on one thread");
             if let Err(e) = herd::Pool::builder().num_threads(1).build_global() {

@@ -43,11 +43,19 @@ mod unsupported;
 mod wait;
 mod ws;
 
+// With the `lapack` feature (as `make omp` builds it), the library also
+// carries herd's LAPACK/BLAS entry points (`dgemm_`, `dpotrf_`, …, from
+// herd-lapack), which run on the same root pool as the parallel regions:
+// one set of workers for the whole process (see `runtime::provide_global`).
+#[cfg(feature = "lapack")]
+extern crate herd_lapack;
+
 /// Reads the environment when the library is loaded, as libgomp does, so
 /// that an invalid `OMP_*`/`HERD_*` value is reported before the program runs
 /// and `OMP_DISPLAY_ENV` prints at start-up.
 extern "C" fn init() {
     let rt = runtime::runtime();
+    runtime::provide_global();
     if let Some(verbose) = settings::display_requested(&rt.herd) {
         display::print(verbose);
     }

@@ -218,6 +218,21 @@ fn grow_root(n: usize) -> &'static Root {
     root
 }
 
+/// Makes the root pool herd's global pool (`herd::provide_global`), so that
+/// herd code in this process called from outside any region — herd-la's
+/// routines behind `dgemm_`/`dpotrf_` in this library, a Rust library's
+/// `herd::join` — runs on the threads the parallel regions run on, with the
+/// calling thread as their master, instead of starting a second team. Called
+/// from within a region, such code already runs on the member's own pool
+/// (its jobs go to the member's deque, where team members waiting at a
+/// barrier take them). Nothing is built here: the root pool is made on first
+/// use, from `OMP_*`/`HERD_*`, as for a region.
+pub(crate) fn provide_global() {
+    if let Err(e) = herd::provide_global(|| &root(0).pool) {
+        eprintln!("herd-omp: warning: herd code in this process keeps its own pool: {e}");
+    }
+}
+
 /// Says, once per process, that a team gets fewer threads than it asked for.
 #[cold]
 pub(crate) fn warn_fewer(why: &str, given: usize) {

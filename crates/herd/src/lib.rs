@@ -53,8 +53,8 @@ pub use block::{Barrier, Feb};
 pub use config::{Bind, Config, Dispatch, DisplayEnv, Sched, ShepherdLevel, Throttle, WaitPolicy};
 pub use error::{Error, Result};
 pub use pool::{
-    current_num_threads, current_thread_index, global, join, scope, BroadcastContext, Pool, PoolBuilder,
-    PoolInfo, RegionTiming, Schedule, Scope, ShepherdInfo, WorkerInfo,
+    current_num_threads, current_thread_index, global, global_is_set, join, provide_global, scope,
+    BroadcastContext, Pool, PoolBuilder, PoolInfo, RegionTiming, Schedule, Scope, ShepherdInfo, WorkerInfo,
 };
 pub use sched::WorkerStats;
 pub use shepherds::Shepherds;

@@ -368,6 +368,6 @@ impl PoolBuilder {
     pub fn build_global(self) -> Result<()> {
         let pool = self.build()?;
         super::set_global(pool)
-            .map_err(|_| Error::Placement("the global pool was already initialised".into()))
+            .map_err(|_| Error::Placement("the global pool was already initialised, or is provided by a host runtime (herd::provide_global)".into()))
     }
 }

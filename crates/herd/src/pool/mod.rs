@@ -271,17 +271,55 @@ impl Drop for Pool {
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
-/// The global pool, built on first use from the `HERD_*` environment.
+/// Where the global pool comes from when a host runtime owns the process's
+/// workers (see [`provide_global`]).
+static GLOBAL_SOURCE: OnceLock<fn() -> &'static Pool> = OnceLock::new();
+
+/// The global pool: the one a host runtime provides ([`provide_global`]),
+/// else built on first use from the `HERD_*` environment.
 ///
 /// # Panics
 /// If the environment holds an invalid setting; the message names the
 /// variable, the value and the accepted forms. Use
 /// [`PoolBuilder::build_global`] to handle that as an error instead.
 pub fn global() -> &'static Pool {
+    if let Some(source) = GLOBAL_SOURCE.get() {
+        return source();
+    }
     GLOBAL.get_or_init(|| match PoolBuilder::from_env().and_then(|b| b.build()) {
         Ok(pool) => pool,
         Err(e) => panic!("herd: cannot build the global pool: {e}"),
     })
+}
+
+/// Makes `source` the global pool's provider: from now on [`global`] — and
+/// so [`join`], [`scope`] and every library routine called from a thread
+/// outside any pool — runs on the pool `source()` returns, instead of a pool
+/// of its own. This is how one process keeps **one set of workers**: herd's
+/// OpenMP runtime provides its root pool (the threads its parallel regions
+/// run on), so that herd-la's routines called from the program's serial
+/// code run on those threads and not on a second team
+/// (`thread-management-overhead-atlas.txt` §IV-A). `source` may return a
+/// different (larger) pool over time; each call uses the one it returns.
+///
+/// # Errors
+/// When the global pool was already built, or a provider already set: two
+/// pools would then serve one process.
+pub fn provide_global(source: fn() -> &'static Pool) -> crate::Result<()> {
+    if GLOBAL.get().is_some() {
+        return Err(crate::Error::Placement(
+            "the global pool was already built; a provider must be set before its first use".into(),
+        ));
+    }
+    GLOBAL_SOURCE
+        .set(source)
+        .map_err(|_| crate::Error::Placement("the global pool already has a provider".into()))
+}
+
+/// True once the global pool exists or has a provider: [`global`] will not
+/// build one from the environment.
+pub fn global_is_set() -> bool {
+    GLOBAL_SOURCE.get().is_some() || GLOBAL.get().is_some()
 }
 
 pub(crate) fn global_registry() -> &'static Arc<Registry> {
@@ -289,6 +327,9 @@ pub(crate) fn global_registry() -> &'static Arc<Registry> {
 }
 
 pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
+    if GLOBAL_SOURCE.get().is_some() {
+        return Err(pool);
+    }
     GLOBAL.set(pool)
 }
 
