@@ -27,10 +27,13 @@ pub(crate) struct StepColl<K> {
     route: OnceLock<Route<K>>,
 }
 
+/// Sends a tag to the node it names (the node's number, the tag).
+type Forward<K> = Box<dyn Fn(usize, &K) + Send + Sync>;
+
 /// Where a step collection's remote tags go: this node's number and the forwarder.
 struct Route<K> {
     node: usize,
-    forward: Box<dyn Fn(usize, &K) + Send + Sync>,
+    forward: Forward<K>,
 }
 
 /// The tag-typed part of a step instance.

@@ -20,7 +20,7 @@ impl ProcessGrid {
             return Err(MpiError::Invalid("a process grid needs at least one rank".into()));
         }
         let mut rows = (ranks as f64).sqrt() as usize;
-        while rows > 1 && ranks % rows != 0 {
+        while rows > 1 && !ranks.is_multiple_of(rows) {
             rows -= 1;
         }
         Ok(ProcessGrid { rows: rows.max(1), cols: ranks / rows.max(1) })

@@ -78,7 +78,7 @@ impl Mpi {
         T: Equivalence + Clone + Send + 'static,
     {
         let size = self.size();
-        if send.len() % size != 0 || recv.len() != send.len() {
+        if !send.len().is_multiple_of(size) || recv.len() != send.len() {
             return Err(MpiError::Invalid(format!(
                 "ialltoall: send {} and receive {} elements must be equal and split into {size} equal blocks",
                 send.len(),

@@ -149,7 +149,7 @@ unsafe fn blocks<T: Copy>(r: Range<usize>, layout: Vector, strided: *mut T, pack
         }
     };
     let mut k = r.start;
-    if k % bl != 0 {
+    if !k.is_multiple_of(bl) {
         let take = (bl - k % bl).min(r.end - k);
         piece(k, take);
         k += take;

@@ -263,7 +263,7 @@ impl<'p> Copier<'p> {
         size: usize,
         work: impl Fn(Range<usize>) + Sync,
     ) {
-        let to_elem = |b: usize| if size == 0 { 0 } else { (b / size).min(len) };
+        let to_elem = |b: usize| b.checked_div(size).unwrap_or(0).min(len);
         let range = |c: &Chunk| {
             let end = if c.bytes.end == plan.bytes { len } else { to_elem(c.bytes.end) };
             to_elem(c.bytes.start)..end

@@ -26,7 +26,7 @@ impl Slab {
         if ranks == 0 || rank >= ranks {
             return Err(MpiError::Invalid(format!("2-D FFT: rank {rank} is not one of {ranks} ranks")));
         }
-        if n % ranks != 0 {
+        if !n.is_multiple_of(ranks) {
             return Err(MpiError::Invalid(format!(
                 "2-D FFT: n = {n} is not divisible by the {ranks} ranks; the slab distribution needs \
                  n to be a multiple of the number of ranks (the next such order is {})",

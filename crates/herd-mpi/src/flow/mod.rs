@@ -125,13 +125,16 @@ pub struct DistStats {
     pub rounds: u64,
 }
 
+/// A blocked step as reported between ranks: (step collection, tag, the
+/// missing (item collection, key) pairs).
+type BlockedStep = (String, String, Vec<(String, String)>);
+
 /// What each rank reports to every other at the end of a wait.
 #[derive(Serialize, Deserialize)]
 struct Report {
     error: Option<String>,
     executed: u64,
-    /// (step collection, tag, missing (collection, key)).
-    blocked: Vec<(String, String, Vec<(String, String)>)>,
+    blocked: Vec<BlockedStep>,
 }
 
 /// A herd-flow graph spread over the ranks of `MPI_COMM_WORLD`. Every rank builds the same

@@ -110,7 +110,7 @@ pub fn f64_bytes(v: &[f64]) -> &[u8] {
 /// `f64`s from their bytes (as written by [`f64_bytes`]); `None` if the length is not a
 /// multiple of 8.
 pub fn f64s_from_bytes(b: &[u8]) -> Option<Vec<f64>> {
-    if b.len() % 8 != 0 {
+    if !b.len().is_multiple_of(8) {
         return None;
     }
     let mut v = vec![0.0f64; b.len() / 8];
