@@ -1,6 +1,6 @@
 /* One set of workers: an OpenMP program that calls LAPACK (dpotrf_) from its
  * serial code, from every thread of a parallel region, and from one thread of
- * a region (`single`), measuring in each phase which threads worked and for
+ * a region (`single`) and from explicit tasks, measuring in each phase which threads worked and for
  * how long.
  *
  *   omp_workers MODE N
@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
   if (!herd)
     calls = NULL;
 
-  static struct snapshot start, s0, s1, s2, s3;
+  static struct snapshot start, s0, s1, s2, s3, s4;
   snap(&start);
   /* The team, once: its threads' ids. */
 #pragma omp parallel
@@ -257,20 +257,38 @@ int main(int argc, char **argv) {
   }
   snap(&s3);
 
-  int busy1, busy2, busy3;
+  /* 4. From explicit tasks (run on whichever member takes them). */
+  double tasks = omp_get_wtime();
+#pragma omp parallel
+#pragma omp single
+  for (int t = 0; t < 8; t++) {
+#pragma omp task
+    {
+      double *b = spd(n, 200 + t);
+      factor_and_check(b, n, "call from a task");
+      free(b);
+    }
+  }
+  tasks = omp_get_wtime() - tasks;
+  snap(&s4);
+
+  int busy1, busy2, busy3, busy4;
   double out1 = outside_ms(&s0, &s1, &busy1), out2 = outside_ms(&s1, &s2, &busy2),
-         out3 = outside_ms(&s2, &s3, &busy3);
-  printf("threads: at start %d, team %d, after the first region %d, at the end %d\n", start.n, team, s0.n, s3.n);
+         out3 = outside_ms(&s2, &s3, &busy3), out4 = outside_ms(&s3, &s4, &busy4);
+  printf("threads: at start %d, team %d, after the first region %d, at the end %d\n", start.n, team, s0.n, s4.n);
   printf("serial call: %.4f s, outside the team %.1f ms CPU on %d thread(s)\n", serial, out1, busy1);
   printf("call from every thread: %.4f s (slowest), outside the team %.1f ms CPU on %d thread(s)\n", each, out2,
          busy2);
   printf("call from a single: %.4f s, outside the team %.1f ms CPU on %d thread(s)\n", single, out3, busy3);
+  printf("8 tasks, each a call (with their matrices' set-up and checks): %.4f s, outside the team %.1f ms CPU on "
+         "%d thread(s)\n",
+         tasks, out4, busy4);
   if (herd) {
-    if (s3.n != s0.n) {
-      printf("FAIL: the LAPACK calls changed the process's threads from %d to %d\n", s0.n, s3.n);
+    if (s4.n != s0.n) {
+      printf("FAIL: the LAPACK calls changed the process's threads from %d to %d\n", s0.n, s4.n);
       failures++;
     }
-    if (busy1 || busy2 || busy3) {
+    if (busy1 || busy2 || busy3 || busy4) {
       printf("FAIL: threads outside the OpenMP team worked during the LAPACK calls\n");
       failures++;
     }
