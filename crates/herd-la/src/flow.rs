@@ -116,7 +116,49 @@ pub fn potrf_flow(
     timeline: bool,
 ) -> Result<FlowReport, LaError> {
     check_potrf_input(a)?;
-    let nt = a.nt();
+    cholesky_graph(a, a.nt(), backend, discipline, timeline)
+}
+
+/// The three tile operations of the tiled Cholesky, on whatever holds the
+/// tiles: herd-la's [`TiledMatrix`] (tiles of their own, each behind a
+/// lock), or tile views of the caller's matrix (`in_place.rs`). The graph's
+/// version tokens give a step the tile it writes alone and the tiles it
+/// reads unchanged while it runs.
+pub(crate) trait CholeskyTiles: Send + Sync + 'static {
+    /// Factors diagonal tile (k, k); a failed pivot names its global column.
+    fn potrf(&self, backend: Backend, k: usize) -> Result<(), LaError>;
+    /// A(i, k) ← A(i, k)·L(k, k)⁻ᵀ.
+    fn trsm(&self, backend: Backend, i: usize, k: usize) -> Result<(), LaError>;
+    /// A(i, j) −= L(i, k)·L(j, k)ᵀ (SYRK on the diagonal, GEMM below it).
+    fn update(&self, backend: Backend, i: usize, j: usize, k: usize) -> Result<(), LaError>;
+}
+
+impl CholeskyTiles for TiledMatrix {
+    fn potrf(&self, backend: Backend, k: usize) -> Result<(), LaError> {
+        potrf_diagonal_tile(backend, self, k)
+    }
+    fn trsm(&self, backend: Backend, i: usize, k: usize) -> Result<(), LaError> {
+        backend.trsm(&self.tile(k, k), &mut self.tile_mut(i, k))
+    }
+    fn update(&self, backend: Backend, i: usize, j: usize, k: usize) -> Result<(), LaError> {
+        if i == j {
+            backend.syrk(&self.tile(i, k), &mut self.tile_mut(i, i))
+        } else {
+            backend.gemm(&self.tile(i, k), &self.tile(j, k), &mut self.tile_mut(i, j))
+        }
+    }
+}
+
+/// The tiled Cholesky graph of `nt × nt` tiles held by `a` (see the module
+/// documentation); returns once every step has finished (or, after a
+/// failure, every running step has).
+pub(crate) fn cholesky_graph<M: CholeskyTiles>(
+    a: &Arc<M>,
+    nt: usize,
+    backend: Backend,
+    discipline: Discipline,
+    timeline: bool,
+) -> Result<FlowReport, LaError> {
     let g = Graph::builder().name("cholesky").discipline(discipline).timeline(timeline).build();
     let tiles = g.items::<Key, ()>("tile");
     let on_the_fly = discipline == Discipline::OnTheFly;
@@ -138,7 +180,7 @@ pub fn potrf_flow(
         let (m, t, fail, next) = (a.clone(), tiles.clone(), fail.clone(), trsm_tags.clone());
         g.steps_tuned("potrf", PotrfTuner { tiles: tiles.clone(), nt }, move |&k: &usize, ctx: &Ctx<'_>| {
             ctx.get(&t, &(k, k, k))?;
-            potrf_diagonal_tile(backend, &m, k).map_err(&fail)?;
+            m.potrf(backend, k).map_err(&fail)?;
             ctx.put(&t, (k, k, k + 1), ())?;
             if on_the_fly {
                 (k + 1..nt).for_each(|i| ctx.put_tag(&next, (i, k)));
@@ -154,7 +196,7 @@ pub fn potrf_flow(
             move |&(i, k): &(usize, usize), ctx: &Ctx<'_>| {
                 ctx.get(&t, &(i, k, k))?;
                 ctx.get(&t, &(k, k, k + 1))?;
-                backend.trsm(&m.tile(k, k), &mut m.tile_mut(i, k)).map_err(&fail)?;
+                m.trsm(backend, i, k).map_err(&fail)?;
                 ctx.put(&t, (i, k, k + 1), ())?;
                 if on_the_fly {
                     (k + 1..=i).for_each(|j| ctx.put_tag(&next, (i, j, k)));
@@ -172,11 +214,7 @@ pub fn potrf_flow(
                 ctx.get(&t, &(i, j, k))?;
                 ctx.get(&t, &(i, k, k + 1))?;
                 ctx.get(&t, &(j, k, k + 1))?;
-                if i == j {
-                    backend.syrk(&m.tile(i, k), &mut m.tile_mut(i, i)).map_err(&fail)?;
-                } else {
-                    backend.gemm(&m.tile(i, k), &m.tile(j, k), &mut m.tile_mut(i, j)).map_err(&fail)?;
-                }
+                m.update(backend, i, j, k).map_err(&fail)?;
                 ctx.put(&t, (i, j, k + 1), ())?;
                 if on_the_fly && i == k + 1 && j == k + 1 {
                     ctx.put_tag(&next, k + 1);

@@ -22,7 +22,8 @@
 //!   sequential tridiagonal reduction, then bisection, inverse iteration and the Householder
 //!   back-transformation on herd, and the final triangular solve with `trsm`.
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
-//!   program order (the reference).
+//!   program order (the reference); [`potrf_flow_in_place`] the same graph on tile views of the
+//!   caller's own (strided) matrix, with no copy (what `dpotrf_` runs).
 //! * [`TiledMatrix`]: an `m × n` `f64` matrix stored as `nb × nb` tiles, each tile a contiguous
 //!   column-major buffer (edge tiles are smaller when the dimension is not a multiple of `nb`).
 //!   Each tile sits behind its own [`std::sync::RwLock`], so tasks sharing the matrix through an
@@ -72,11 +73,13 @@ pub mod tiled;
 pub mod trsm;
 
 mod flow;
+mod in_place;
 pub use blas_enums::{Diag, Uplo};
 pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual, residual_probe};
 pub use error::LaError;
 pub use flow::{potrf_flow, priority as potrf_priority, FlowReport};
 pub use gemm::{gemm, Blocking, Gemm, Op};
+pub use in_place::potrf_flow_in_place;
 pub use kernels::Backend;
 pub use lu::{getrf, getrf_probe, getrs, Getrf, LuSchedule};
 pub use probe::{probe_residual, Factor};

@@ -3,9 +3,8 @@
 use crate::ffi::{self, dim, guard, lead, mat_mut, uplo, Int, Routine, Uplo};
 use faer::MatMut;
 use herd_flow::Discipline;
-use herd_la::{kernels::faer_potrf, potrf_flow, Backend, LaError, TiledMatrix};
+use herd_la::{kernels::faer_potrf, potrf_flow_in_place, LaError};
 use std::ffi::c_char;
-use std::sync::Arc;
 
 /// Orders up to this are factored by one sequential kernel in place: a graph
 /// of tiles costs more than it gains below it.
@@ -13,7 +12,8 @@ const POTRF_SEQUENTIAL_MAX: usize = 128;
 
 /// LAPACK `DPOTRF`: the Cholesky factor of a symmetric positive definite
 /// matrix, `A = L·Lᵀ` (`UPLO = 'L'`) or `A = Uᵀ·U` (`'U'`), in place, as a
-/// herd-flow graph of tiles (`herd_la::potrf_flow`) on herd's pool. Only the
+/// herd-flow graph of tiles of the caller's matrix
+/// (`herd_la::potrf_flow_in_place`, no copy) on herd's pool. Only the
 /// `UPLO` triangle is read and written.
 ///
 /// `INFO`: 0; `−i` for a bad argument i (`UPLO` 1, `N` 2, `LDA` 4, also
@@ -83,69 +83,13 @@ fn potrf_lower(a: MatMut<'_, f64>) -> Result<(), usize> {
     if n <= POTRF_SEQUENTIAL_MAX {
         return faer_potrf(a);
     }
-    // The tiles are a copy: where memory is short, the in-place sequential
-    // kernel still gives the caller the factor.
-    let bytes = (n as u128) * (n as u128) * 8;
-    if herd::limits::check_memory("dpotrf's tiled copy", bytes).is_err() {
-        return faer_potrf(a);
-    }
-    let nb = tile_size(n);
-    let tiled = Arc::new(TiledMatrix::zeros(n, n, nb).unwrap_or_else(|e| ffi::checked_twice(e)));
-    copy_in(&tiled, a.as_ref());
-    let result = potrf_flow(&tiled, Backend::Faer, Discipline::DependencyCounted, false);
-    match result {
-        Ok(_) => {
-            copy_out(&tiled, a, 0, tiled.nt());
-            Ok(())
-        }
-        Err(LaError::NotPositiveDefinite { column }) => {
-            // Written back: LAPACK leaves the factored columns in place.
-            copy_out(&tiled, a, 0, tiled.nt());
-            Err(column)
-        }
-        // potrf_flow refuses non-finite input before it factors anything:
-        // factor the finite leading block and report where LAPACK would.
-        Err(LaError::NonFinite { .. }) => {
-            let r = first_bad_row(a.as_ref()).unwrap_or(n);
-            potrf_lower(a.submatrix_mut(0, 0, r, r))?;
-            Err(r)
-        }
+    // The dataflow graph on tile views of the caller's matrix: no copy. A
+    // NaN or an infinity makes the first pivot it reaches fail, as in LAPACK.
+    match potrf_flow_in_place(a, tile_size(n), Discipline::DependencyCounted) {
+        Ok(_) => Ok(()),
+        Err(LaError::NotPositiveDefinite { column }) => Err(column),
         Err(e) => ffi::checked_twice(e),
     }
-}
-
-/// Copies `a`'s lower tiles into `t`, one herd job per tile column.
-fn copy_in(t: &TiledMatrix, a: faer::MatRef<'_, f64>) {
-    let nb = t.nb();
-    herd::scope(|s| {
-        for j in 0..t.nt() {
-            s.spawn(move |_| {
-                for i in j..t.mt() {
-                    let mut tile = t.tile_mut(i, j);
-                    let (rows, cols) = (tile.rows(), tile.cols());
-                    tile.as_faer_mut().copy_from(a.submatrix(i * nb, j * nb, rows, cols));
-                }
-            });
-        }
-    });
-}
-
-/// Copies `t`'s lower tiles of tile columns `j0 .. j0 + count` back into `a`
-/// (those columns of the caller's matrix), halving the columns with
-/// `herd::join`.
-fn copy_out(t: &TiledMatrix, a: MatMut<'_, f64>, j0: usize, count: usize) {
-    let nb = t.nb();
-    if count == 1 {
-        let mut a = a;
-        for i in j0..t.mt() {
-            let tile = t.tile(i, j0);
-            a.as_mut().submatrix_mut(i * nb, 0, tile.rows(), tile.cols()).copy_from(tile.as_faer());
-        }
-        return;
-    }
-    let half = count / 2;
-    let (left, right) = a.split_at_col_mut(half * nb);
-    herd::join(|| copy_out(t, left, j0, half), || copy_out(t, right, j0 + half, count - half));
 }
 
 /// Tiles of 256 (herd la potrf's measured best at n = 2000–8000) where the
