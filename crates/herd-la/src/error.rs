@@ -48,6 +48,11 @@ pub enum LaError {
         /// The rejected tile size.
         nb: usize,
     },
+    /// A routine's workspace does not fit in the memory the system has
+    /// available (`MemAvailable`); nothing was modified. The message says
+    /// what needed how much.
+    #[error("not enough memory: {0}")]
+    OutOfMemory(String),
 }
 
 /// [`LaError::InvalidArgument`] naming `argument`, the routines' one way to

@@ -162,7 +162,7 @@ impl Qr {
             return Err(invalid("tau", format!("has {} entries but min(m, n) = {k}", tau.len())));
         }
         let nb = self.nb;
-        column_major(a, |a| factor::geqrf_blocked(a, &mut tau[..k], nb));
+        column_major(a, |a| factor::geqrf_blocked(a, &mut tau[..k], nb))?;
         Ok(())
     }
 
@@ -187,7 +187,7 @@ impl Qr {
             ));
         }
         let nb = self.nb;
-        column_major(a, |a| apply::orgqr_blocked(a, tau, nb));
+        column_major(a, |a| apply::orgqr_blocked(a, tau, nb))?;
         Ok(())
     }
 
@@ -227,21 +227,30 @@ impl Qr {
             ));
         }
         let nb = self.nb;
-        column_major(c, |c| apply::ormqr_blocked(side, trans, a, tau, c, nb));
+        column_major(c, |c| apply::ormqr_blocked(side, trans, a, tau, c, nb))?;
         Ok(())
     }
 }
 
 /// Runs `f` on `a` itself when its rows are contiguous, else on a
-/// column-major copy written back afterwards.
-fn column_major(mut a: MatMut<'_, f64>, f: impl FnOnce(MatMut<'_, f64>)) {
+/// column-major copy written back afterwards (the blocked kernels need
+/// contiguous columns).
+///
+/// # Errors
+/// [`LaError::OutOfMemory`] when the copy would not fit in `MemAvailable`:
+/// `a` is then untouched, where allocating it would abort the process.
+fn column_major(mut a: MatMut<'_, f64>, f: impl FnOnce(MatMut<'_, f64>)) -> Result<(), LaError> {
     if a.row_stride() == 1 {
         f(a);
-        return;
+        return Ok(());
     }
+    let bytes = a.nrows() as u128 * a.ncols() as u128 * 8;
+    herd::limits::check_memory("the column-major copy of a strided (row-major) matrix", bytes)
+        .map_err(|e| LaError::OutOfMemory(e.to_string()))?;
     let mut copy = a.to_owned();
     f(copy.as_mut());
     a.copy_from(&copy);
+    Ok(())
 }
 
 /// The scaled residual of a QR factorization in `O(mn)`, as HPL checks a
