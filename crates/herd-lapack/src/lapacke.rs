@@ -187,10 +187,25 @@ pub unsafe extern "C" fn LAPACKE_dgeqrf(
         // SAFETY: `tau` holds min(m, n) values by the caller's contract.
         let tau = unsafe { slice_mut(tau, m.min(n), 6)? };
         ffi::count(Routine::Geqrf);
-        geqrf(a, tau).unwrap_or_else(|e| ffi::checked_twice(e));
-        Ok(0)
+        Ok(geqrf(a, tau).map_or_else(transpose_failed, |_| 0))
     })
 }
+
+/// LAPACKE's answer when a row-major matrix's column-major working copy
+/// cannot be allocated (`LAPACK_TRANSPOSE_MEMORY_ERROR`); any other error
+/// was ruled out by the arguments' checks.
+fn transpose_failed(e: herd_la::LaError) -> Int {
+    match e {
+        herd_la::LaError::OutOfMemory(what) => {
+            eprintln!("herd-lapack: {what}");
+            LAPACK_TRANSPOSE_MEMORY_ERROR
+        }
+        e => ffi::checked_twice(e),
+    }
+}
+
+/// `lapacke.h`'s `LAPACK_TRANSPOSE_MEMORY_ERROR`.
+const LAPACK_TRANSPOSE_MEMORY_ERROR: Int = -1011;
 
 /// `LAPACKE_dorgqr`: the first `n` columns of `Q` from `k` reflectors, in
 /// either layout; −5 (`a`) or −7 (`tau`) for a NaN, −6 for a bad `lda`.
@@ -223,8 +238,7 @@ pub unsafe extern "C" fn LAPACKE_dorgqr(
             return Ok(-7);
         }
         ffi::count(Routine::Orgqr);
-        orgqr(a, tau).unwrap_or_else(|e| ffi::checked_twice(e));
-        Ok(0)
+        Ok(orgqr(a, tau).map_or_else(transpose_failed, |_| 0))
     })
 }
 
@@ -286,8 +300,7 @@ pub unsafe extern "C" fn LAPACKE_dormqr(
         if m == 0 || n == 0 || k == 0 {
             return Ok(0);
         }
-        ormqr(side, trans, a.as_ref(), tau, c).unwrap_or_else(|e| ffi::checked_twice(e));
-        Ok(0)
+        Ok(ormqr(side, trans, a.as_ref(), tau, c).map_or_else(transpose_failed, |_| 0))
     })
 }
 
