@@ -22,8 +22,9 @@
 //! posted (and its writes visible: the post is a release, the reads
 //! acquire). A sink vector outside the iteration space returns at once.
 //!
-//! **Sleeping.** A waiter spins and then sleeps as herd participants do
-//! (`wait::until`). Just before its last check it counts itself in
+//! **Sleeping.** A waiter spins and then sleeps as herd participants do,
+//! running no task meanwhile (`wait::until_without_tasks`: a doacross wait
+//! is not a task scheduling point). Just before its last check it counts itself in
 //! `sleepers` (a `SeqCst` read-modify-write, before its `SeqCst` re-read of
 //! the slot); a poster swaps its slot (`SeqCst`) and then loads `sleepers`:
 //! one of the two sees the other, so either the waiter sees the post or the
@@ -168,7 +169,7 @@ impl Doacross {
             std::hint::spin_loop();
         }
         let counted = Cell::new(false);
-        wait::until(|last| {
+        wait::until_without_tasks(|last| {
             if last && !counted.get() {
                 self.sleepers.fetch_add(1, Ordering::SeqCst);
                 counted.set(true);

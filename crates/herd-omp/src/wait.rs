@@ -22,6 +22,28 @@ pub(crate) fn until(done: impl Fn(bool) -> bool) {
     }
 }
 
+/// Waits until `done(_)` holds without running any task: for the waits
+/// that are not task scheduling points (OpenMP 5.2 §12.9: a doacross sink,
+/// an `ordered` turn, a worksharing construct's entry), where starting a
+/// task would run it inside the waiting code — e.g. a task another member
+/// created, on a thread that is in the middle of an ordered iteration.
+/// Spins, then sleeps until the waker of `done` wakes it (`Team::wake`,
+/// `Team::wake_all`), with the same contract on `done(true)` as [`until`].
+#[cfg(not(loom))]
+#[inline]
+pub(crate) fn until_without_tasks(done: impl Fn(bool) -> bool) {
+    if !done(false) {
+        herd::rt::wait_until_without_jobs(done)
+    }
+}
+
+/// Under loom no jobs run while waiting: as [`until`] (the same sleep and
+/// wake-up as the model parker's).
+#[cfg(loom)]
+pub(crate) fn until_without_tasks(done: impl Fn(bool) -> bool) {
+    until(done)
+}
+
 /// [`until`], running only the jobs `admit` accepts (a task bound by the
 /// task scheduling constraint; see `task/constraint.rs`).
 #[cfg(not(loom))]

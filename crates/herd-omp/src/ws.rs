@@ -20,6 +20,11 @@
 //! waits for `turn == a` and stores `b`, waking the team. A member finishes
 //! its chunk before taking the next, so the lowest unfinished chunk never
 //! waits and the order cannot deadlock.
+//!
+//! **No task runs in these waits** (for a free or a ready entry, for an
+//! ordered turn): none of them is a task scheduling point, so the member
+//! spins and sleeps without taking queued tasks (`wait::until_without_tasks`);
+//! the tasks wait for a scheduling point of some member.
 
 use crate::icv::{Sched, SchedKind};
 use crate::team::{Team, WS_RING};
@@ -205,7 +210,7 @@ fn enter<'t>(team: &'t Team, ts: &ThreadState) -> (&'t WorkShare, bool) {
     let free = 4 * s;
     // Normally free already; else the entry still serves the construct
     // WS_RING before this one (we ran ahead with nowait).
-    wait::until(|last| ws.hot.state.observe(last) >= free);
+    wait::until_without_tasks(|last| ws.hot.state.observe(last) >= free);
     if ws.hot.state.load(Ordering::Acquire) == free
         && ws.hot.state.compare_exchange(free, free + 1, Ordering::Acquire, Ordering::Acquire).is_ok()
     {
@@ -230,7 +235,7 @@ fn publish(team: &Team, ws: &WorkShare, ts: &ThreadState) {
 /// Waits until the construct's entry is ready (non-initialisers).
 fn await_ready(ws: &WorkShare, ts: &ThreadState) {
     let ready = 4 * ts.ws_cur.get() + 2;
-    wait::until(|last| ws.hot.state.observe(last) == ready);
+    wait::until_without_tasks(|last| ws.hot.state.observe(last) == ready);
 }
 
 /// The calling member is done with its current construct.
@@ -538,7 +543,7 @@ fn finish_ordered_chunk(team: &Team, ws: &WorkShare, ts: &ThreadState) {
 }
 
 fn wait_turn(ws: &WorkShare, a: u64) {
-    wait::until(|last| ws.hot.turn.observe(last) == a);
+    wait::until_without_tasks(|last| ws.hot.turn.observe(last) == a);
 }
 
 /// `GOMP_ordered_start`: waits for the turn of the calling member's chunk.

@@ -103,6 +103,29 @@ pub fn wait_until(done: impl Fn(bool) -> bool) {
     crate::pool::wait_current(done)
 }
 
+/// Like [`wait_until`], but runs no job at all: the participant spins, then
+/// sleeps on its slot's parker until its waker calls [`PoolHandle::wake`] /
+/// [`PoolHandle::wake_waiting`] (same contract on `done(true)`); new work
+/// does not wake it, and it takes none. For waits in which the runtime's
+/// rules forbid starting other work (an OpenMP `ordered` region's turn, a
+/// doacross sink: not task scheduling points).
+pub fn wait_until_without_jobs(done: impl Fn(bool) -> bool) {
+    with_current(|cur| match cur {
+        // Not announced to pushers (it could not take their work): only the
+        // waker of `done` wakes it, as `wait_until`'s own sleep is woken;
+        // counted in `parked_waiters` alike, for `wake_waiting`.
+        Some((reg, slot)) => {
+            let parked = reg.parked_waiters.guard();
+            reg.wait_until(None, reg.parker(slot), |last| {
+                parked.check(last);
+                done(last)
+            });
+        }
+        // No participant: it has no jobs to run; polls as `wait_until` does.
+        None => wait_until(done),
+    })
+}
+
 /// Like [`wait_until`], but runs only the queued jobs `admit` accepts
 /// (a waiter bound by a scheduling constraint, such as an OpenMP task in
 /// `taskwait`); jobs it refuses stay available to every other participant.

@@ -48,10 +48,13 @@
 //! frees the blocks in `GOMP_workshare_task_reduction_unregister`, after the
 //! construct's barrier and the combination.
 
+mod gate;
+
 use super::group::{self, taskgroup_end, TaskGroup};
 use super::record::current;
 use crate::thread;
-use std::cell::Cell;
+use gate::StartGate;
+use std::cell::{Cell, OnceCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 const CNT: usize = 0;
@@ -327,14 +330,15 @@ unsafe fn remap_in(data: *mut usize, id: usize, cnt: usize, cntorig: usize, ptrs
 /// member's copy would be overwritten. So every member of such a region
 /// waits, before running the body, until all have arrived: once past the
 /// gate, a member is in the body, where it runs tasks only at scheduling
-/// points, after the initialisation. The wait spins (yielding) without
-/// running tasks — there are none of the region yet — on one counter every
-/// member adds to once: a cost of these regions only.
+/// points, after the initialisation. The arrival climbs a combining tree
+/// (O(log n) adds, at most a few per line) and the wait runs no task (the
+/// gate is no task scheduling point): see `reduction/gate.rs`.
 pub(crate) struct RegionReductions {
     group: Box<TaskGroup>,
     data: *mut usize,
     nthreads: Cell<usize>,
-    arrived: AtomicUsize,
+    /// Built by [`RegionReductions::register`], before the members start.
+    gate: OnceCell<StartGate>,
 }
 
 impl RegionReductions {
@@ -350,31 +354,25 @@ impl RegionReductions {
             workshare: false,
             cancelled: AtomicBool::new(false),
         });
-        RegionReductions { group, data, nthreads: Cell::new(0), arrived: AtomicUsize::new(0) }
+        RegionReductions { group, data, nthreads: Cell::new(0), gate: OnceCell::new() }
     }
 
-    /// The start gate (see the type's documentation): returns once every
-    /// member of the registered team has called it.
+    /// The start gate (see the type's documentation), as the calling member
+    /// of the registered team: returns once every member has called it.
     pub(crate) fn gate(&self) {
-        let n = self.nthreads.get();
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == n {
-            return;
-        }
-        let mut spins = 0u32;
-        while self.arrived.load(Ordering::Acquire) < n {
-            if spins < 64 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
+        let Some(gate) = self.gate.get() else {
+            crate::unsupported::fatal("task reduction region started before its registration");
+        };
+        thread::with(|ts| gate.pass(ts.team(), ts.num.get() as usize));
     }
 
     /// Allocates the blocks of a team of `n` (the encountering thread,
     /// before the members start).
     pub(crate) fn register(&self, n: usize) {
         self.nthreads.set(n);
+        if self.gate.set(StartGate::new(n)).is_err() {
+            crate::unsupported::fatal("a task reduction region registered twice");
+        }
         // SAFETY: gcc's descriptor, first word of the region's data block,
         // alive until the generated code unregisters it after the region.
         unsafe { register(self.data, std::ptr::null_mut(), None, n) };
