@@ -13,6 +13,7 @@ use faer::linalg::lu::partial_pivoting::factor::{lu_in_place, lu_in_place_scratc
 use faer::{Mat, Par};
 use herd_la::{getrf_flops, getrf_probe, random_matrix, Getrf, LuSchedule};
 use serde_json::json;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// The residual probe's random vector.
@@ -32,6 +33,12 @@ pub struct GetrfArgs {
     /// look-ahead with herd::join.
     #[arg(long, value_enum, default_value_t = ScheduleArg::Dataflow)]
     schedule: ScheduleArg,
+    /// Write the timeline of one more herd run at the last n (after the
+    /// measured ones; every panel factorization and tile update with its
+    /// participant, times and dependencies), for `herd trace show/analyze`.
+    /// Needs the dataflow schedule.
+    #[arg(long, value_name = "PATH")]
+    timeline: Option<PathBuf>,
 }
 
 /// `--schedule`.
@@ -110,6 +117,11 @@ pub fn getrf(args: &GetrfArgs) -> CliResult {
         |n| format!("herd la getrf -n {n} ({MATRICES_AT_PEAK} {n}×{n} f64 matrices at once: input, factors)"),
         |n| MATRICES_AT_PEAK * n * n * 8,
     )?;
+    if args.timeline.is_some() && matches!(args.schedule, ScheduleArg::Join) {
+        return Err(CliError::Usage(
+            "herd la getrf --timeline needs --schedule dataflow (the join schedule has no task graph)".into(),
+        ));
+    }
     let openblas = start_peers("getrf");
     let pool = herd::PoolBuilder::from_env()?.build()?;
     let threads = pool.num_threads();
@@ -147,6 +159,19 @@ pub fn getrf(args: &GetrfArgs) -> CliResult {
         results.push(Measured { n, flops: getrf_flops(n, n), outcomes, extra, note: String::new() });
     }
     bar.finish_and_clear();
+    if let (Some(path), Some(&n)) = (&args.timeline, args.common.n.last()) {
+        let mut lu = random_matrix(n, n, 42);
+        let mut ipiv = vec![0; n];
+        let (_, tl) = pool
+            .install(|| settings.run_with_timeline(lu.as_mut(), &mut ipiv))
+            .map_err(|e| CliError::Verify(format!("herd getrf: {e}")))?;
+        let tl = tl.ok_or_else(|| CliError::Verify("herd getrf recorded no timeline".into()))?;
+        crate::error::write_file(path, serde_json::to_vec(&tl)?)?;
+        eprintln!(
+            "herd la getrf: wrote timeline {} (n = {n}; `herd trace analyze` bounds it)",
+            path.display()
+        );
+    }
     let describe = |m: &Measured| {
         format!(
             "LU with partial pivoting n = {}, {threads} thread(s), median of {} run(s), 2n³/3 flops, \

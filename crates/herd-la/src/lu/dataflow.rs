@@ -38,11 +38,13 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
 
 use faer::reborrow::IntoConst;
 use faer::{MatMut, MatRef};
 
 use super::kernels::{gemm_parts, getrf2, laswp, update_block};
+use herd_flow::timeline::StepRecord;
 
 /// As in `schedule.rs`: pieces per participant of a tile's GEMM, and the
 /// largest piece in multiply–adds.
@@ -74,18 +76,73 @@ struct Dag<'a> {
     progress: Mutex<Progress>,
     /// The first zero pivot (`usize::MAX`: none yet).
     info: AtomicUsize,
+    /// Each task's worker and times, when a timeline was asked for.
+    timeline: Option<Timeline>,
+}
+
+/// The executed tasks as herd-flow step records (`herd_flow::timeline`), so
+/// that `herd trace show/analyze` draw the run and bound it by its critical
+/// path: `F(k)` depends on `U(k, k − 1)`; `U(t, k)` on `F(k)` and
+/// `U(t, k − 1)`. A task's time is its wall time on the participant that
+/// started it (the panel factorization and a tile's GEMM may share their
+/// work with idle participants through `join`).
+struct Timeline {
+    start: Instant,
+    tiles: usize,
+    records: Mutex<Vec<StepRecord>>,
+}
+
+impl Timeline {
+    /// A task's id: one per (panel, tile) pair, `F(k)` at tile `k`.
+    fn id(&self, t: usize, k: usize) -> u64 {
+        (k * self.tiles + t) as u64 + 1
+    }
+
+    fn record(&self, t: usize, k: usize, began: Instant) {
+        let end = Instant::now();
+        let (collection, tag, deps) = if t == k {
+            ("factor", format!("{k}"), if k == 0 { vec![] } else { vec![self.id(k, k - 1)] })
+        } else {
+            let mut deps = vec![self.id(k, k)];
+            if k > 0 {
+                deps.push(self.id(t, k - 1));
+            }
+            deps.sort_unstable();
+            ("update", format!("({t}, {k})"), deps)
+        };
+        let ns = |i: Instant| i.duration_since(self.start).as_nanos() as u64;
+        let r = StepRecord {
+            id: self.id(t, k),
+            collection: collection.into(),
+            tag,
+            worker: herd::current_thread_index().unwrap_or(0),
+            start_ns: ns(began),
+            end_ns: ns(end),
+            requeues: 0,
+            deps,
+        };
+        self.records.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+    }
 }
 
 /// Factors `a` in place with panels of `nb` columns (`nb ≥ 1`) as a
 /// dataflow of tile tasks; `ipiv` (length `min(m, n)`) receives the pivots.
 /// Returns the first zero pivot.
-pub(super) fn getrf_dataflow(mut a: MatMut<'_, f64>, ipiv: &mut [usize], nb: usize) -> Option<usize> {
+///
+/// With `timeline`, also the executed tasks as herd-flow's timeline JSON
+/// (see [`Timeline`]).
+pub(super) fn getrf_dataflow(
+    mut a: MatMut<'_, f64>,
+    ipiv: &mut [usize],
+    nb: usize,
+    timeline: bool,
+) -> (Option<usize>, Option<serde_json::Value>) {
     let (m, n) = (a.nrows(), a.ncols());
     let mn = m.min(n);
     if mn == 0 {
-        return None;
+        return (None, None);
     }
-    let info = {
+    let (info, json) = {
         let mut tiles = Vec::with_capacity(n.div_ceil(nb));
         let mut rest = a.as_mut();
         while rest.ncols() > 0 {
@@ -105,16 +162,25 @@ pub(super) fn getrf_dataflow(mut a: MatMut<'_, f64>, ipiv: &mut [usize], nb: usi
             factored: (0..panels).map(|_| OnceLock::new()).collect(),
             progress: Mutex::new(Progress { version: vec![0; count], factored: 0 }),
             info: AtomicUsize::new(usize::MAX),
+            timeline: timeline.then(|| Timeline {
+                start: Instant::now(),
+                tiles: count,
+                records: Mutex::default(),
+            }),
         };
         herd::scope(|s| dag.factor(s, 0));
         for (k, f) in dag.factored.iter().enumerate() {
             let f = f.get().expect("every panel is factored before the scope ends");
             ipiv[k * nb..k * nb + f.piv.len()].copy_from_slice(&f.piv);
         }
-        dag.info.load(Ordering::Relaxed)
+        let json = dag.timeline.map(|t| {
+            let records = t.records.into_inner().unwrap_or_else(|p| p.into_inner());
+            herd_flow::timeline::to_json("getrf", dag.participants, &records)
+        });
+        (dag.info.load(Ordering::Relaxed), json)
     };
     apply_left(a.subcols_mut(0, mn), ipiv, nb, 0);
-    (info != usize::MAX).then_some(info)
+    ((info != usize::MAX).then_some(info), json)
 }
 
 impl<'a> Dag<'a> {
@@ -133,6 +199,7 @@ impl<'a> Dag<'a> {
 
     /// `F(k)`, then spawns the updates it made ready.
     fn factor<'s>(&'s self, s: &herd::Scope<'s>, k: usize) {
+        let began = Instant::now();
         let (m, j) = (self.m, k * self.nb);
         let mut tile = self.take(k);
         let mut piv = vec![0; tile.ncols().min(m - j)];
@@ -144,6 +211,9 @@ impl<'a> Dag<'a> {
         let panel = tile.into_const().subrows(j, m - j);
         // Set once: F(k) runs once.
         let _ = self.factored[k].set(Factored { panel, piv });
+        if let Some(t) = &self.timeline {
+            t.record(k, k, began);
+        }
         let ready: Vec<usize> = {
             let mut p = self.progress();
             p.factored = k + 1;
@@ -157,6 +227,7 @@ impl<'a> Dag<'a> {
     /// `U(t, k)`, then spawns what it made ready.
     fn update<'s>(&'s self, s: &herd::Scope<'s>, t: usize, k: usize) {
         let Some(f) = self.factored[k].get() else { return };
+        let began = Instant::now();
         let mut tile = self.take(t);
         let (rows, width, jb) = (self.m - k * self.nb - f.piv.len(), tile.ncols(), f.piv.len());
         let remaining = self.tiles.len() - k - 1;
@@ -165,6 +236,9 @@ impl<'a> Dag<'a> {
         let parts = gemm_parts(by_load.max(by_size), rows, width, jb);
         update_block(tile.as_mut(), f.panel, &f.piv, k * self.nb, parts);
         self.put(t, tile);
+        if let Some(tl) = &self.timeline {
+            tl.record(t, k, began);
+        }
         let next = k + 1;
         let spawn_factor = {
             let mut p = self.progress();

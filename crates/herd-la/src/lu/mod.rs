@@ -144,6 +144,33 @@ impl Getrf {
     ///   `min(m, n)`;
     /// * [`LaError::InvalidTileSize`] when a panel width of 0 was set.
     pub fn run(&self, a: MatMut<'_, f64>, ipiv: &mut [usize]) -> Result<Option<usize>, LaError> {
+        self.run_traced(a, ipiv, false).map(|(info, _)| info)
+    }
+
+    /// [`Getrf::run`], also returning the run's timeline with the
+    /// [`LuSchedule::Dataflow`] schedule: every panel factorization and tile
+    /// update with its participant, times and dependencies, as herd-flow's
+    /// timeline JSON (`herd_flow::timeline`), which `herd trace show` draws
+    /// and `herd trace analyze` bounds by its critical path. `None` with
+    /// [`LuSchedule::Join`] (its steps are joins, not tasks with
+    /// dependencies).
+    ///
+    /// # Errors
+    /// As [`Getrf::run`].
+    pub fn run_with_timeline(
+        &self,
+        a: MatMut<'_, f64>,
+        ipiv: &mut [usize],
+    ) -> Result<(Option<usize>, Option<serde_json::Value>), LaError> {
+        self.run_traced(a, ipiv, true)
+    }
+
+    fn run_traced(
+        &self,
+        a: MatMut<'_, f64>,
+        ipiv: &mut [usize],
+        timeline: bool,
+    ) -> Result<(Option<usize>, Option<serde_json::Value>), LaError> {
         let mn = a.nrows().min(a.ncols());
         if ipiv.len() != mn {
             return Err(LaError::InvalidArgument {
@@ -161,8 +188,8 @@ impl Getrf {
         }
         let nb = self.block_size(a.nrows(), a.ncols());
         Ok(match self.schedule {
-            LuSchedule::Join => schedule::getrf_blocked(a, ipiv, nb),
-            LuSchedule::Dataflow => dataflow::getrf_dataflow(a, ipiv, nb),
+            LuSchedule::Join => (schedule::getrf_blocked(a, ipiv, nb), None),
+            LuSchedule::Dataflow => dataflow::getrf_dataflow(a, ipiv, nb, timeline),
         })
     }
 }

@@ -384,3 +384,57 @@ fn nested_in_a_parallel_region() {
     assert!(residual(&a, &lu_a, &ipiv_a) < THRESHOLD);
     assert!(residual(&b, &lu_b, &ipiv_b) < THRESHOLD);
 }
+
+#[test]
+fn the_timeline_is_the_executed_dag() {
+    // 500 x 400, panels of 100: 4 panels, 4 column tiles; F(k) for every
+    // panel, U(t, k) for every tile right of panel k.
+    let (m, n, nb) = (500, 400, 100);
+    let a = random_matrix(m, n, 81);
+    let (_, want_piv, _) = reference(&a);
+    let mut lu = a.clone();
+    let mut ipiv = vec![0; n];
+    let (info, json) =
+        pool(2).install(|| Getrf::new().block(nb).run_with_timeline(lu.as_mut(), &mut ipiv)).unwrap();
+    assert_eq!(info, None);
+    assert_eq!(ipiv, want_piv, "a timed run factors as an untimed one");
+    let json = json.expect("the dataflow schedule records a timeline");
+    assert_eq!(json["otherData"]["graph"], "getrf");
+    let events = json["traceEvents"].as_array().unwrap();
+    let (panels, tiles) = (4u64, 4u64);
+    let updates: u64 = (0..panels).map(|k| tiles - k - 1).sum();
+    assert_eq!(events.len() as u64, panels + updates);
+    let id = |t: u64, k: u64| k * tiles + t + 1;
+    let mut end_of = std::collections::HashMap::new();
+    for e in events {
+        let a = &e["args"];
+        end_of.insert(a["id"].as_u64().unwrap(), e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap());
+    }
+    for e in events {
+        let args = &e["args"];
+        let me = args["id"].as_u64().unwrap();
+        let deps: Vec<u64> = args["deps"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+        let (k, t) = ((me - 1) / tiles, (me - 1) % tiles);
+        let want: Vec<u64> = match (e["name"].as_str().unwrap(), k) {
+            ("factor", 0) => vec![],
+            ("factor", k) => vec![id(k, k - 1)],
+            ("update", 0) => vec![id(0, 0)],
+            ("update", k) => vec![id(k, k), id(t, k - 1)]
+                .into_iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            (other, _) => panic!("unexpected step {other}"),
+        };
+        assert_eq!(deps, want, "step {me} ({})", e["name"]);
+        // A task starts after every task it depends on has ended.
+        for d in deps {
+            assert!(end_of[&d] <= e["ts"].as_f64().unwrap() + 1e-3, "step {me} started before {d} ended");
+        }
+    }
+    // The join schedule has no task graph to record.
+    let mut lu = a.clone();
+    let (_, none) =
+        Getrf::new().block(nb).schedule(LuSchedule::Join).run_with_timeline(lu.as_mut(), &mut ipiv).unwrap();
+    assert!(none.is_none());
+}
