@@ -15,7 +15,8 @@
 //!   **symmetric matrix–vector product** of the trailing matrix `S` — half
 //!   of the `4n³/3` flops, memory-bound. It runs on the pool ([`symv`]):
 //!   the columns of `S`'s lower triangle are cut into pieces of equal area,
-//!   one per participant, each read **once** by a fused kernel that forms
+//!   two per participant (spread with `herd::join`), each read **once** by
+//!   a fused kernel that takes four columns at a time and forms
 //!   both the piece's dot products (`Sᵀ·v`, rows of its own columns) and its
 //!   column updates (`S·v`, into a private vector); the private vectors are
 //!   summed afterwards (over row blocks, in parallel when there are many);
@@ -39,6 +40,10 @@ pub(super) const NB: usize = 32;
 /// Below this many entries of `S`'s lower triangle the product is one piece
 /// on the caller: the pool's fork–join would cost more than it saves.
 const SEQUENTIAL_BELOW: usize = 96 * 96;
+/// Pieces of each product per participant: a participant slowed down (a
+/// core shared with other processes) holds up at most one small piece, the
+/// others taking the rest by work stealing.
+const PIECES_PER_PARTICIPANT: usize = 2;
 /// Rows below which the partial vectors are summed on the caller.
 const SUM_GRAIN: usize = 4096;
 
@@ -57,7 +62,7 @@ pub(super) fn reduce(mut a: MatMut<'_, f64>, d: &mut [f64], e: &mut [f64], tau: 
     }
     let kernel = Kernel::detect();
     let mut wbuf = Mat::<f64>::zeros(n, NB.min(n));
-    let mut scratch = Scratch::new(n, herd::current_num_threads().max(1));
+    let mut scratch = Scratch::new(n, PIECES_PER_PARTICIPANT * herd::current_num_threads().max(1));
     let mut k = 0;
     while k + 1 < n {
         let b = NB.min(n - 1 - k);
@@ -152,20 +157,21 @@ fn panel(
 }
 
 /// The partial vectors of the pieces of [`symv`]: one column per piece.
-pub(super) struct Scratch {
+struct Scratch {
     partial: Mat<f64>,
 }
 
 impl Scratch {
-    pub(super) fn new(n: usize, participants: usize) -> Scratch {
-        Scratch { partial: Mat::zeros(n, participants) }
+    fn new(n: usize, pieces: usize) -> Scratch {
+        Scratch { partial: Mat::zeros(n, pieces) }
     }
 }
 
 /// `y = S·v` for the symmetric `s` (`p × p`, lower triangle read, unit row
 /// stride), on the pool: column pieces of equal area of the lower triangle,
-/// one per column of `scratch`, each read once.
-pub(super) fn symv(s: MatRef<'_, f64>, v: &[f64], y: &mut [f64], kernel: Kernel, scratch: &mut Scratch) {
+/// one per column of `scratch` (one piece when `S` is small), each read
+/// once.
+fn symv(s: MatRef<'_, f64>, v: &[f64], y: &mut [f64], kernel: Kernel, scratch: &mut Scratch) {
     let p = s.nrows();
     let pieces = if p * p / 2 < SEQUENTIAL_BELOW { 1 } else { scratch.partial.ncols() };
     // Piece c owns columns [start(c), start(c + 1)): equal shares of p²/2.
@@ -267,7 +273,7 @@ const COLS: usize = 4;
 /// The fused kernel `y += Σ_c cols[c]·vj[c]`, returning `cols[c]ᵀ·v` for
 /// each `c`, compiled for the CPU's widest vectors.
 #[derive(Clone, Copy)]
-pub(super) enum Kernel {
+enum Kernel {
     #[cfg(target_arch = "x86_64")]
     Avx512,
     #[cfg(target_arch = "x86_64")]
@@ -277,7 +283,7 @@ pub(super) enum Kernel {
 
 impl Kernel {
     /// The best variant this CPU runs.
-    pub(super) fn detect() -> Kernel {
+    fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         {
             if std::is_x86_feature_detected!("avx512f") {
@@ -349,4 +355,44 @@ fn dot_axpy(cols: [&[f64]; COLS], v: &[f64], y: &mut [f64], vj: [f64; COLS]) -> 
         }
     }
     dots
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+
+    /// Every variant this CPU runs, on lengths around the lane count,
+    /// against the plain sums.
+    #[test]
+    fn variants_agree_with_the_plain_sums() {
+        let mut variants = vec![Kernel::Baseline];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                variants.push(Kernel::Avx2);
+            }
+            if std::is_x86_feature_detected!("avx512f") {
+                variants.push(Kernel::Avx512);
+            }
+        }
+        for n in [0, 1, 7, 8, 9, 31, 100] {
+            let x = |k: usize| ((k * 37 % 101) as f64 - 50.0) / 25.0;
+            let cols: Vec<Vec<f64>> = (0..COLS).map(|c| (0..n).map(|i| x(i + 7 * c)).collect()).collect();
+            let v: Vec<f64> = (0..n).map(|i| x(3 * i + 1)).collect();
+            let vj: [f64; COLS] = std::array::from_fn(|c| x(c + 11));
+            let y0: Vec<f64> = (0..n).map(|i| x(5 * i + 2)).collect();
+            for &kernel in &variants {
+                let mut y = y0.clone();
+                let dots = kernel.dot_axpy(std::array::from_fn(|c| cols[c].as_slice()), &v, &mut y, vj);
+                for c in 0..COLS {
+                    let want: f64 = (0..n).map(|i| cols[c][i] * v[i]).sum();
+                    assert!((dots[c] - want).abs() <= 1e-12 * (1.0 + want.abs()), "n {n} column {c}");
+                }
+                for i in 0..n {
+                    let want = y0[i] + (0..COLS).map(|c| cols[c][i] * vj[c]).sum::<f64>();
+                    assert!((y[i] - want).abs() <= 1e-12 * (1.0 + want.abs()), "n {n} row {i}");
+                }
+            }
+        }
+    }
 }
