@@ -24,9 +24,11 @@
 //!   update `S −= V·Wᵀ + W·Vᵀ` with [`syr2k`] on herd (BLAS-3, the other
 //!   half of the flops).
 //!
-//! The kernel is plain Rust compiled three times — AVX-512, AVX2 + FMA and
-//! baseline — and chosen at run time from the CPU's features, so no CPU
-//! runs an instruction it lacks.
+//! The kernel is written with AVX-512 and with AVX2 + FMA intrinsics (and
+//! portably), the variant chosen at run time from the CPU's features, so no
+//! CPU runs an instruction it lacks. (Written as plain Rust loops, LLVM
+//! vectorized it across the four columns with shuffles: 1.7× slower than
+//! faer's reduction on one core.)
 
 use faer::linalg::householder::make_householder_in_place;
 use faer::linalg::matmul::matmul;
@@ -311,52 +313,110 @@ impl Kernel {
     }
 }
 
+/// The kernel with AVX-512 intrinsics: eight rows of the four columns per
+/// step, one vector of dot products per column, the update of `y` as a
+/// sum tree (two chains of two multiply–adds).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn dot_axpy_avx512(cols: [&[f64]; COLS], v: &[f64], y: &mut [f64], vj: [f64; COLS]) -> [f64; COLS] {
-    dot_axpy(cols, v, y, vj)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn dot_axpy_avx2(cols: [&[f64]; COLS], v: &[f64], y: &mut [f64], vj: [f64; COLS]) -> [f64; COLS] {
-    dot_axpy(cols, v, y, vj)
-}
-
-/// Lanes of independent partial sums per column (one AVX-512 vector).
-const LANES: usize = 8;
-
-/// The kernel's body, inlined into each variant.
-#[inline(always)]
-fn dot_axpy(cols: [&[f64]; COLS], v: &[f64], y: &mut [f64], vj: [f64; COLS]) -> [f64; COLS] {
+    use std::arch::x86_64::*;
+    const W: usize = 8;
     let n = v.len();
     let (y, cols) = (&mut y[..n], cols.map(|c| &c[..n]));
-    let mut acc = [[0.0f64; LANES]; COLS];
-    let body = n - n % LANES;
-    for start in (0..body).step_by(LANES) {
-        let x: &[f64; LANES] = v[start..start + LANES].try_into().expect("LANES entries");
-        let out: &mut [f64; LANES] = (&mut y[start..start + LANES]).try_into().expect("LANES entries");
-        let mut sum = *out;
-        for c in 0..COLS {
-            let a: &[f64; LANES] = cols[c][start..start + LANES].try_into().expect("LANES entries");
-            for l in 0..LANES {
-                acc[c][l] += a[l] * x[l];
-                sum[l] += a[l] * vj[c];
+    let body = n - n % W;
+    let b = vj.map(|x| _mm512_set1_pd(x));
+    let mut acc = [_mm512_setzero_pd(); COLS];
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + W ≤ body ≤ n, and `v`, `y` and every column have n
+        // entries (sliced above), so each 8-wide load and store is in bounds.
+        unsafe {
+            let x = _mm512_loadu_pd(v.as_ptr().add(i));
+            let m = cols.map(|c| _mm512_loadu_pd(c.as_ptr().add(i)));
+            for c in 0..COLS {
+                acc[c] = _mm512_fmadd_pd(m[c], x, acc[c]);
             }
+            let t0 = _mm512_fmadd_pd(m[1], b[1], _mm512_mul_pd(m[0], b[0]));
+            let t1 = _mm512_fmadd_pd(m[3], b[3], _mm512_mul_pd(m[2], b[2]));
+            let yp = y.as_mut_ptr().add(i);
+            _mm512_storeu_pd(yp, _mm512_add_pd(_mm512_loadu_pd(yp), _mm512_add_pd(t0, t1)));
         }
-        *out = sum;
+        i += W;
     }
     let mut dots = [0.0; COLS];
     for c in 0..COLS {
-        dots[c] = acc[c].iter().sum::<f64>();
-        for i in body..n {
+        let mut lanes = [0.0f64; W];
+        // SAFETY: `lanes` holds exactly W = 8 f64.
+        unsafe { _mm512_storeu_pd(lanes.as_mut_ptr(), acc[c]) };
+        dots[c] = lanes.iter().sum::<f64>();
+    }
+    tail(cols, v, y, vj, body, &mut dots);
+    dots
+}
+
+/// The kernel with AVX2 + FMA intrinsics, as [`dot_axpy_avx512`] with
+/// four-wide vectors.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn dot_axpy_avx2(cols: [&[f64]; COLS], v: &[f64], y: &mut [f64], vj: [f64; COLS]) -> [f64; COLS] {
+    use std::arch::x86_64::*;
+    const W: usize = 4;
+    let n = v.len();
+    let (y, cols) = (&mut y[..n], cols.map(|c| &c[..n]));
+    let body = n - n % W;
+    let b = vj.map(|x| _mm256_set1_pd(x));
+    let mut acc = [_mm256_setzero_pd(); COLS];
+    let mut i = 0;
+    while i < body {
+        // SAFETY: i + W ≤ body ≤ n, and `v`, `y` and every column have n
+        // entries (sliced above), so each 4-wide load and store is in bounds.
+        unsafe {
+            let x = _mm256_loadu_pd(v.as_ptr().add(i));
+            let m = cols.map(|c| _mm256_loadu_pd(c.as_ptr().add(i)));
+            for c in 0..COLS {
+                acc[c] = _mm256_fmadd_pd(m[c], x, acc[c]);
+            }
+            let t0 = _mm256_fmadd_pd(m[1], b[1], _mm256_mul_pd(m[0], b[0]));
+            let t1 = _mm256_fmadd_pd(m[3], b[3], _mm256_mul_pd(m[2], b[2]));
+            let yp = y.as_mut_ptr().add(i);
+            _mm256_storeu_pd(yp, _mm256_add_pd(_mm256_loadu_pd(yp), _mm256_add_pd(t0, t1)));
+        }
+        i += W;
+    }
+    let mut dots = [0.0; COLS];
+    for c in 0..COLS {
+        let mut lanes = [0.0f64; W];
+        // SAFETY: `lanes` holds exactly W = 4 f64.
+        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), acc[c]) };
+        dots[c] = lanes.iter().sum::<f64>();
+    }
+    tail(cols, v, y, vj, body, &mut dots);
+    dots
+}
+
+/// Rows `from..` of the kernel, one at a time.
+fn tail(
+    cols: [&[f64]; COLS],
+    v: &[f64],
+    y: &mut [f64],
+    vj: [f64; COLS],
+    from: usize,
+    dots: &mut [f64; COLS],
+) {
+    for i in from..v.len() {
+        for c in 0..COLS {
             dots[c] += cols[c][i] * v[i];
             y[i] += cols[c][i] * vj[c];
         }
     }
-    dots
 }
 
+/// The portable kernel (CPUs without AVX2): one row at a time.
+fn dot_axpy(cols: [&[f64]; COLS], v: &[f64], y: &mut [f64], vj: [f64; COLS]) -> [f64; COLS] {
+    let mut dots = [0.0; COLS];
+    tail(cols, v, y, vj, 0, &mut dots);
+    dots
+}
 #[cfg(test)]
 mod kernel_tests {
     use super::*;
