@@ -11,12 +11,14 @@
 //! 2. `C = L⁻¹·A·L⁻ᵀ` (`standard.rs`): LAPACK's blocked `dsygst` on herd's
 //!    [`trsm`](crate::trsm()), [`syr2k`](crate::syr2k()) and
 //!    [`gemm`](crate::gemm()) — parallel inside each call;
-//! 3. `C = Z·Λ·Zᵀ` (`evd.rs`): faer's Householder tridiagonal reduction
-//!    `C = Q·T·Qᵀ`, **sequential** (`Par::Seq`; what herd would need is in
-//!    `evd.rs`), then on herd: the eigenvalues of `T` by bisection and its
-//!    eigenvectors `V` by inverse iteration (`tridiagonal.rs`, parallel over
-//!    eigenvalues and clusters, `O(n²)`), and `Z = Q·V` over column blocks of
-//!    `V`;
+//! 3. `C = Z·Λ·Zᵀ` (`evd.rs`), all on herd: LAPACK's blocked Householder
+//!    tridiagonal reduction `C = Q·T·Qᵀ` (`tridiag.rs`: the symmetric
+//!    matrix–vector product of each column spread over the participants,
+//!    the trailing rank-`2·nb` updates by [`syr2k`](crate::syr2k())); the
+//!    eigenvalues of `T` by bisection and its eigenvectors `V` by inverse
+//!    iteration (`tridiagonal.rs`, parallel over eigenvalues and clusters,
+//!    `O(n²)`); and `Z = Q·V` by [`ormqr`](crate::ormqr()) over column
+//!    blocks of `V`;
 //! 4. `X = L⁻ᵀ·Z`: one triangular solve with `trsm` on herd.
 //!
 //! The steps are **bulk-synchronous** for now: each starts when the one
@@ -32,6 +34,7 @@ mod factor;
 mod standard;
 #[cfg(test)]
 mod tests;
+mod tridiag;
 mod tridiagonal;
 
 use faer::{Mat, MatMut, MatRef};

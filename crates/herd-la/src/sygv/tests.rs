@@ -328,3 +328,90 @@ fn tridiagonal_solver_alone() {
     let orth = frobenius(orth.as_ref(), Part::Full) / eps;
     assert!(res < THRESHOLD && orth < THRESHOLD, "residual ratio {res}, orthogonality ratio {orth}");
 }
+
+/// Runs the tridiagonal reduction of `a` on `threads` participants and
+/// checks LAPACK's `dsyt21` measures for it: `‖A − Q·T·Qᵀ‖_F/(n·‖A‖_F·ε)`
+/// and `‖Qᵀ·Q − I‖_F/(n·ε)` below 30 (`Q` formed by `ormqr` from the
+/// reflectors, as `sygv`'s back-transformation applies it), and the strict
+/// upper triangle of `a` untouched. Returns the `tau`s.
+fn check_reduction(a: &Mat<f64>, threads: usize, what: &str) -> Vec<f64> {
+    let n = a.nrows();
+    let mut c = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { f64::NAN });
+    let (mut d, mut e, mut tau) =
+        (vec![0.0; n], vec![0.0; n.saturating_sub(1)], vec![0.0; n.saturating_sub(1)]);
+    pool(threads).install(|| tridiag::reduce(c.as_mut(), &mut d, &mut e, &mut tau));
+    for j in 0..n {
+        for i in 0..j {
+            assert!(c[(i, j)].is_nan(), "{what}: upper triangle written at ({i}, {j})");
+        }
+    }
+    for j in 0..n.saturating_sub(1) {
+        assert_eq!(c[(j + 1, j)], e[j], "{what}: e[{j}] not on the subdiagonal");
+    }
+    let mut q = Mat::<f64>::identity(n, n);
+    if n > 1 {
+        crate::ormqr(
+            crate::Side::Left,
+            Op::NoTrans,
+            c.as_ref().submatrix(1, 0, n - 1, n - 1),
+            &tau,
+            q.as_mut().subrows_mut(1, n - 1),
+        )
+        .expect("shapes agree");
+    }
+    let t = Mat::from_fn(n, n, |i, j| {
+        if i == j {
+            d[i]
+        } else if i.abs_diff(j) == 1 {
+            e[i.min(j)]
+        } else {
+            0.0
+        }
+    });
+    let qt = mul(q.as_ref(), t.as_ref());
+    let qtq = mul(qt.as_ref(), q.transpose());
+    let eps = f64::EPSILON;
+    let nf = n.max(1) as f64;
+    let res = ratio(frobenius((&qtq - a).as_ref(), Part::Full), nf * frobenius(a.as_ref(), Part::Full) * eps);
+    assert!(res < THRESHOLD, "{what}: ‖A − Q·T·Qᵀ‖ ratio {res}");
+    let qq = mul(q.transpose(), q.as_ref());
+    let orth = frobenius((&qq - Mat::<f64>::identity(n, n)).as_ref(), Part::Full) / (nf * eps);
+    assert!(orth < THRESHOLD, "{what}: ‖Qᵀ·Q − I‖ ratio {orth}");
+    tau
+}
+
+#[test]
+fn tridiagonal_reduction_sizes_around_the_panel() {
+    let nb = tridiag::NB;
+    for n in [0, 1, 2, 3, 7, nb - 1, nb, nb + 1, 2 * nb + 1, 65, 137, 300, 513] {
+        for threads in [1, 2, 4] {
+            check_reduction(&sym(n, 500 + n as u64), threads, &format!("n {n} on {threads}"));
+        }
+    }
+}
+
+/// Columns with nothing below the subdiagonal give reflectors with
+/// `τ = 0` (`H = I`): a tridiagonal matrix (all of them), a diagonal one
+/// (the subdiagonal zero too), and two decoupled blocks (one `τ = 0` in the
+/// middle of a panel, the trailing block then reduced on its own).
+#[test]
+fn tridiagonal_reduction_with_zero_columns() {
+    let n = 70;
+    let tri =
+        Mat::from_fn(n, n, |i, j| if i.abs_diff(j) <= 1 { 1.0 + ((i + j) * 7 % 5) as f64 } else { 0.0 });
+    let tau = check_reduction(&tri, 2, "tridiagonal");
+    assert!(tau.iter().all(|&t| t == 0.0), "a tridiagonal matrix needs no reflector");
+    let diag = Mat::from_fn(n, n, |i, j| if i == j { i as f64 - 30.0 } else { 0.0 });
+    let tau = check_reduction(&diag, 2, "diagonal");
+    assert!(tau.iter().all(|&t| t == 0.0));
+    let (b1, b2) = (40, 230);
+    let (s1, s2) = (sym(b1, 7), sym(b2, 8));
+    let blocks = Mat::from_fn(b1 + b2, b1 + b2, |i, j| match (i < b1, j < b1) {
+        (true, true) => s1[(i, j)],
+        (false, false) => s2[(i - b1, j - b1)],
+        _ => 0.0,
+    });
+    let tau = check_reduction(&blocks, 2, "two blocks");
+    assert_eq!(tau[b1 - 1], 0.0, "the first block's last column is zero below the diagonal");
+    assert!(tau[b1] != 0.0, "the second block is reduced");
+}
