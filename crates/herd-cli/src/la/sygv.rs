@@ -135,7 +135,7 @@ pub fn sygv(args: &SygvArgs) -> CliResult {
         let mut contenders = vec![
             Contender::new(
                 "herd",
-                format!("herd sygv (Cholesky nb {nb_label}; tridiagonal reduction Par::Seq)"),
+                format!("herd sygv (Cholesky nb {nb_label}; blocked tridiagonal reduction on herd)"),
                 |_| {
                     let (z, w, secs) = herd_run(&pool, &a, &b, args.nb)?;
                     let residual = check(&a, &b, &z, &w)?;
