@@ -1,0 +1,98 @@
+//! Packing a block of an operand into the contiguous slivers the
+//! micro-kernel reads (GotoBLAS/BLIS style).
+//!
+//! [`pack`] copies an `rows × depth` view `x` (any strides, negative
+//! included) into slivers of `R` rows: sliver `s` holds rows
+//! `s·R .. s·R + R` of `x`, stored depth-major (`R` consecutive values per
+//! step of the depth), rows past the end of `x` zero. `A`'s `mc × kc`
+//! block is packed as is with `R = MR`; `B`'s `kc × nc` panel is packed as
+//! `Bᵀ` with `R = NR`, which is the layout the kernel wants for `B`
+//! (`NR` consecutive values of a row of `B` per step of the depth). The
+//! zero padding lets the micro-kernel always run full `R`-wide tiles: the
+//! padded rows only contribute to entries of `C` it never writes back.
+
+use faer::MatRef;
+
+/// The length [`pack`] fills: `rows` rounded up to `R`, times `depth`.
+pub(super) fn packed_len<const R: usize>(rows: usize, depth: usize) -> usize {
+    rows.next_multiple_of(R) * depth
+}
+
+/// Packs `x` (`rows × depth`) into `dst` as slivers of `R` rows (see the
+/// module's documentation); `dst` holds at least
+/// [`packed_len::<R>`](packed_len)`(rows, depth)` values, and exactly that
+/// many are written.
+pub(super) fn pack<const R: usize>(dst: &mut [f64], x: MatRef<'_, f64>) {
+    let (rows, depth) = (x.nrows(), x.ncols());
+    let (rs, cs) = (x.row_stride(), x.col_stride());
+    if rows == 0 || depth == 0 {
+        return;
+    }
+    let dst = &mut dst[..packed_len::<R>(rows, depth)];
+    let src = x.as_ptr();
+    for (s, sliver) in dst.chunks_exact_mut(R * depth).enumerate() {
+        let row0 = s * R;
+        let live = R.min(rows - row0);
+        if live < R {
+            sliver.fill(0.0);
+        }
+        // Element (i, p) of the view is at `src + i·rs + p·cs`.
+        if rs == 1 {
+            // Column-major rows: `live` contiguous values per depth step.
+            for (p, step) in sliver.chunks_exact_mut(R).enumerate() {
+                // SAFETY: rows `row0..row0 + live` and column `p` are inside
+                // the `rows × depth` view, whose elements are readable; with
+                // a row stride of 1 they are `live` consecutive values.
+                let col =
+                    unsafe { core::slice::from_raw_parts(src.offset(row0 as isize + p as isize * cs), live) };
+                step[..live].copy_from_slice(col);
+            }
+        } else {
+            // Any other layout (a transposed operand has `cs == 1`: this
+            // loop then reads each row contiguously).
+            for i in 0..live {
+                let row = row0 + i;
+                for p in 0..depth {
+                    // SAFETY: `row < rows` and `p < depth`: inside the view.
+                    sliver[p * R + i] = unsafe { *src.offset(row as isize * rs + p as isize * cs) };
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random_matrix;
+
+    /// Every packed value is the view's element or a padding zero, for
+    /// column-major, transposed and strided sub-views with ragged edges.
+    #[test]
+    fn slivers_hold_the_view_and_zero_padding() {
+        let big = random_matrix(40, 50, 3);
+        let views = [
+            big.as_ref().submatrix(1, 2, 23, 17),
+            big.as_ref().submatrix(1, 2, 23, 17).transpose(),
+            big.as_ref().submatrix(0, 0, 16, 9),
+            big.as_ref().subrows(3, 1),
+            big.as_ref().submatrix(5, 5, 30, 30).reverse_rows(),
+        ];
+        for x in views {
+            let (rows, depth) = (x.nrows(), x.ncols());
+            let len = packed_len::<16>(rows, depth);
+            let mut dst = vec![f64::NAN; len + 3];
+            pack::<16>(&mut dst, x);
+            for s in 0..rows.div_ceil(16) {
+                for p in 0..depth {
+                    for i in 0..16 {
+                        let got = dst[s * 16 * depth + p * 16 + i];
+                        let want = if s * 16 + i < rows { x[(s * 16 + i, p)] } else { 0.0 };
+                        assert_eq!(got.to_bits(), want.to_bits(), "{rows}x{depth} s={s} p={p} i={i}");
+                    }
+                }
+            }
+            assert!(dst[len..].iter().all(|v| v.is_nan()), "wrote past packed_len");
+        }
+    }
+}
