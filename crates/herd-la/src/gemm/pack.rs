@@ -11,6 +11,8 @@
 //! zero padding lets the micro-kernel always run full `R`-wide tiles: the
 //! padded rows only contribute to entries of `C` it never writes back.
 
+use core::mem::MaybeUninit;
+
 use faer::MatRef;
 
 /// The length [`pack`] fills: `rows` rounded up to `R`, times `depth`.
@@ -19,22 +21,25 @@ pub(super) fn packed_len<const R: usize>(rows: usize, depth: usize) -> usize {
 }
 
 /// Packs `x` (`rows × depth`) into `dst` as slivers of `R` rows (see the
-/// module's documentation); `dst` holds at least
-/// [`packed_len::<R>`](packed_len)`(rows, depth)` values, and exactly that
-/// many are written.
-pub(super) fn pack<const R: usize>(dst: &mut [f64], x: MatRef<'_, f64>) {
+/// module's documentation) and returns the packed values: the first
+/// [`packed_len::<R>`](packed_len)`(rows, depth)` of `dst`, all written
+/// (`dst` may start uninitialised; it must be at least that long).
+pub(super) fn pack<'d, const R: usize>(dst: &'d mut [MaybeUninit<f64>], x: MatRef<'_, f64>) -> &'d [f64] {
     let (rows, depth) = (x.nrows(), x.ncols());
     let (rs, cs) = (x.row_stride(), x.col_stride());
     if rows == 0 || depth == 0 {
-        return;
+        return &[];
     }
-    let dst = &mut dst[..packed_len::<R>(rows, depth)];
+    let len = packed_len::<R>(rows, depth);
+    let dst = &mut dst[..len];
     let src = x.as_ptr();
     for (s, sliver) in dst.chunks_exact_mut(R * depth).enumerate() {
         let row0 = s * R;
         let live = R.min(rows - row0);
         if live < R {
-            sliver.fill(0.0);
+            sliver.iter_mut().for_each(|v| {
+                v.write(0.0);
+            });
         }
         // Element (i, p) of the view is at `src + i·rs + p·cs`.
         if rs == 1 {
@@ -42,10 +47,12 @@ pub(super) fn pack<const R: usize>(dst: &mut [f64], x: MatRef<'_, f64>) {
             for (p, step) in sliver.chunks_exact_mut(R).enumerate() {
                 // SAFETY: rows `row0..row0 + live` and column `p` are inside
                 // the `rows × depth` view, whose elements are readable; with
-                // a row stride of 1 they are `live` consecutive values.
-                let col =
-                    unsafe { core::slice::from_raw_parts(src.offset(row0 as isize + p as isize * cs), live) };
-                step[..live].copy_from_slice(col);
+                // a row stride of 1 they are `live` consecutive values, and
+                // `step` (a slice of our buffer, not of the view) has `R ≥ live`.
+                unsafe {
+                    let col = src.offset(row0 as isize + p as isize * cs);
+                    core::ptr::copy_nonoverlapping(col, step.as_mut_ptr().cast::<f64>(), live);
+                }
             }
         } else {
             // Any other layout (a transposed operand has `cs == 1`: this
@@ -54,11 +61,14 @@ pub(super) fn pack<const R: usize>(dst: &mut [f64], x: MatRef<'_, f64>) {
                 let row = row0 + i;
                 for p in 0..depth {
                     // SAFETY: `row < rows` and `p < depth`: inside the view.
-                    sliver[p * R + i] = unsafe { *src.offset(row as isize * rs + p as isize * cs) };
+                    sliver[p * R + i].write(unsafe { *src.offset(row as isize * rs + p as isize * cs) });
                 }
             }
         }
     }
+    // SAFETY: every sliver was written whole above: rows `0..live` of each
+    // depth step by the copies, and all of it first when `live < R`.
+    unsafe { core::slice::from_raw_parts(dst.as_ptr().cast::<f64>(), len) }
 }
 
 #[cfg(test)]
@@ -81,8 +91,15 @@ mod tests {
         for x in views {
             let (rows, depth) = (x.nrows(), x.ncols());
             let len = packed_len::<16>(rows, depth);
-            let mut dst = vec![f64::NAN; len + 3];
-            pack::<16>(&mut dst, x);
+            let mut dst = vec![MaybeUninit::new(f64::NAN); len + 3];
+            let packed = pack::<16>(&mut dst, x).to_vec();
+            assert_eq!(packed.len(), len);
+            // SAFETY: `dst` was initialised with NaN and `pack` only writes values.
+            let dst: Vec<f64> = dst.iter().map(|v| unsafe { v.assume_init() }).collect();
+            assert_eq!(
+                dst[..len].iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                packed.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
             for s in 0..rows.div_ceil(16) {
                 for p in 0..depth {
                     for i in 0..16 {

@@ -16,6 +16,8 @@
 //! participant, each packs the `kc × nc` panels of its block's columns once
 //! per `mc` rows' worth of arithmetic, a small cost against the product.
 
+use core::mem::MaybeUninit;
+
 use faer::{MatMut, MatRef};
 
 use super::kernel_avx512::{Avx512, MR, NR};
@@ -42,21 +44,22 @@ fn balanced_step(len: usize, max: usize, align: usize) -> usize {
 }
 
 /// A scratch buffer of `len` values starting on a 64-byte boundary (a
-/// whole `zmm` load per sliver step).
+/// whole `zmm` load per sliver step), left uninitialised: [`pack`] writes
+/// what the kernel reads, and a fresh buffer costs no zeroing pass.
 struct Aligned {
-    store: Vec<f64>,
+    store: Box<[MaybeUninit<f64>]>,
     start: usize,
     len: usize,
 }
 
 impl Aligned {
     fn new(len: usize) -> Aligned {
-        let store = vec![0.0; len + 8];
+        let store = Box::new_uninit_slice(len + 8);
         let start = store.as_ptr().align_offset(64).min(8);
         Aligned { store, start, len }
     }
 
-    fn slice(&mut self) -> &mut [f64] {
+    fn slice(&mut self) -> &mut [MaybeUninit<f64>] {
         &mut self.store[self.start..self.start + self.len]
     }
 }
@@ -86,12 +89,11 @@ pub(super) fn gemm(
         let nc = nc_step.min(n - jc);
         for pc in (0..k).step_by(kc_step) {
             let kc = kc_step.min(k - pc);
-            pack::<NR>(b_pack.slice(), b.submatrix(pc, jc, kc, nc).transpose());
+            let b_ptr = pack::<NR>(b_pack.slice(), b.submatrix(pc, jc, kc, nc).transpose()).as_ptr();
             let beta = if pc == 0 { beta } else { 1.0 };
             for ic in (0..m).step_by(mc_step) {
                 let mc = mc_step.min(m - ic);
-                pack::<MR>(a_pack.slice(), a.submatrix(ic, pc, mc, kc));
-                let (a_ptr, b_ptr) = (a_pack.slice().as_ptr(), b_pack.slice().as_ptr());
+                let a_ptr = pack::<MR>(a_pack.slice(), a.submatrix(ic, pc, mc, kc)).as_ptr();
                 for jr in (0..nc).step_by(NR) {
                     let nr = NR.min(nc - jr);
                     for ir in (0..mc).step_by(MR) {
