@@ -36,6 +36,9 @@ pub(super) const MC: usize = 320;
 /// with `kc = 384`, held in L3.
 pub(super) const NC: usize = 4032;
 
+// The blocks hold whole slivers.
+const _: () = assert!(MC.is_multiple_of(MR) && NC.is_multiple_of(NR));
+
 /// The step that cuts `len` into `ceil(len / max)` nearly equal chunks,
 /// rounded up to a multiple of `align` (`max` is one): no thin last chunk.
 fn balanced_step(len: usize, max: usize, align: usize) -> usize {
@@ -130,7 +133,6 @@ mod tests {
 
     #[test]
     fn balanced_steps_cover_without_thin_chunks() {
-        assert!(MC % MR == 0 && NC % NR == 0);
         assert_eq!(balanced_step(4000, 256, 1), 250);
         assert_eq!(balanced_step(4000, 384, 1), 364);
         assert_eq!(balanced_step(2000, 480, MR), 400);
@@ -141,7 +143,10 @@ mod tests {
         for len in 1..2000 {
             for (max, align) in [(KC, 1), (MC, MR), (NC, NR), (28, NR), (7, 1)] {
                 let step = balanced_step(len, max, align);
-                assert!(step >= 1 && step <= max.max(align) && step % align == 0, "{len} {max} {align}");
+                assert!(
+                    step >= 1 && step <= max.max(align) && step.is_multiple_of(align),
+                    "{len} {max} {align}"
+                );
                 assert!(len.div_ceil(step) <= len.div_ceil(max).max(1) + 1, "{len} {max} {align}: {step}");
             }
         }
