@@ -51,17 +51,28 @@ pub(super) fn pack<'d, const R: usize>(dst: &'d mut [MaybeUninit<f64>], x: MatRe
                 // `step` (a slice of our buffer, not of the view) has `R ≥ live`.
                 unsafe {
                     let col = src.offset(row0 as isize + p as isize * cs);
-                    core::ptr::copy_nonoverlapping(col, step.as_mut_ptr().cast::<f64>(), live);
+                    if live == R {
+                        // A constant length: inlined as vector moves, no call.
+                        core::ptr::copy_nonoverlapping(col, step.as_mut_ptr().cast::<f64>(), R);
+                    } else {
+                        core::ptr::copy_nonoverlapping(col, step.as_mut_ptr().cast::<f64>(), live);
+                    }
                 }
             }
         } else {
-            // Any other layout (a transposed operand has `cs == 1`: this
-            // loop then reads each row contiguously).
-            for i in 0..live {
-                let row = row0 + i;
-                for p in 0..depth {
-                    // SAFETY: `row < rows` and `p < depth`: inside the view.
-                    sliver[p * R + i].write(unsafe { *src.offset(row as isize * rs + p as isize * cs) });
+            // Any other layout (a transposed operand, or `B` packed as
+            // `Bᵀ`, has `cs == 1`): the sliver is written in order, reading
+            // `live` rows of `x` side by side, each contiguous when
+            // `cs == 1` — concurrent streams the prefetchers follow. Row
+            // after row (a short run each, then a jump of the leading
+            // dimension) was slower: in a `perf` profile of 2-thread
+            // n = 2000 products (herd's and faer's alternating) packing
+            // fell from 5.4 % to 4.5 % of the samples with this order.
+            for p in 0..depth {
+                let step = &mut sliver[p * R..p * R + live];
+                for (i, v) in step.iter_mut().enumerate() {
+                    // SAFETY: `row0 + i < rows` and `p < depth`: inside the view.
+                    v.write(unsafe { *src.offset((row0 + i) as isize * rs + p as isize * cs) });
                 }
             }
         }
