@@ -126,13 +126,15 @@ impl Gemm {
     ///   `C`'s column count;
     /// * [`LaError::InvalidTileSize`] for a [`Blocking::Fixed`] dimension of 0.
     pub fn run(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) -> Result<(), LaError> {
-        self.run_with(Kernel::detect(), a, b, c)
+        self.run_with(Kernel::detect(), Kernel::for_block, a, b, c)
     }
 
-    /// [`Gemm::run`] with every block multiplied by `kernel`.
+    /// [`Gemm::run`] with a `rows × cols` block multiplied by
+    /// `choose(kernel, rows, cols)`.
     fn run_with(
         &self,
         kernel: Kernel,
+        choose: fn(Kernel, usize, usize) -> Kernel,
         a: MatRef<'_, f64>,
         b: MatRef<'_, f64>,
         c: MatMut<'_, f64>,
@@ -160,7 +162,13 @@ impl Gemm {
                 return;
             }
             let (rows, cols) = (block.nrows(), block.ncols());
-            kernel.multiply(alpha, a.subrows(row0, rows), b.subcols(col0, cols), beta, block);
+            choose(kernel, rows, cols).multiply(
+                alpha,
+                a.subrows(row0, rows),
+                b.subcols(col0, cols),
+                beta,
+                block,
+            );
         });
         Ok(())
     }

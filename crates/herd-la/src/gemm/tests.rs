@@ -59,6 +59,9 @@ fn reference(
     })
 }
 
+/// Every block by the kernel under test, whatever its size.
+const ALWAYS: fn(Kernel, usize, usize) -> Kernel = |kernel, _, _| kernel;
+
 /// The kernels this CPU can run: the detected one and faer's portable
 /// dispatch (once when they are the same).
 fn kernels() -> Vec<Kernel> {
@@ -120,6 +123,7 @@ fn check_on(
         pool.install(|| {
             Gemm::new(op_a, op_b, alpha, beta).blocking(blocking).run_with(
                 kernel,
+                ALWAYS,
                 a.as_ref(),
                 b.as_ref(),
                 c.as_mut(),
@@ -372,7 +376,7 @@ fn padded_operands_every_transpose() {
                 let mut c_big = Mat::<f64>::from_fn(80, 80, |_, _| f64::NAN);
                 let run = |c: MatMut<'_, f64>| {
                     pool(2)
-                        .install(|| Gemm::new(op_a, op_b, -0.5, 2.0).run_with(kernel, a, b, c))
+                        .install(|| Gemm::new(op_a, op_b, -0.5, 2.0).run_with(kernel, ALWAYS, a, b, c))
                         .expect("valid arguments")
                 };
                 let c = if row_major_c {
@@ -417,6 +421,7 @@ fn dispatched_and_portable_kernels_agree() {
             .install(|| {
                 Gemm::new(Op::NoTrans, Op::NoTrans, 1.0, 1.0).run_with(
                     kernel,
+                    ALWAYS,
                     a.as_ref(),
                     b.as_ref(),
                     c.as_mut(),
@@ -449,4 +454,17 @@ fn dispatch_follows_the_cpu() {
     assert_eq!(matches!(detected, Kernel::Avx512(_)), is_x86_feature_detected!("avx512f"));
     #[cfg(not(target_arch = "x86_64"))]
     assert!(matches!(detected, Kernel::Faer));
+}
+
+/// `Gemm::run` leaves narrow blocks to faer and keeps wide ones on the
+/// detected kernel.
+#[test]
+fn narrow_blocks_go_to_faer() {
+    let detected = Kernel::detect();
+    for (rows, cols) in [(1, 4000), (255, 255), (4000, 100)] {
+        assert!(matches!(detected.for_block(rows, cols), Kernel::Faer), "{rows}x{cols}");
+    }
+    for (rows, cols) in [(256, 256), (2000, 4000)] {
+        assert_eq!(format!("{:?}", detected.for_block(rows, cols)), format!("{detected:?}"), "{rows}x{cols}");
+    }
 }
