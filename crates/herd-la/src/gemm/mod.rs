@@ -3,12 +3,15 @@
 //!
 //! `C` is cut into a grid of blocks ([`Blocking`]; by default about one per
 //! participant of the current herd pool, as square as the shape allows) and
-//! every block is computed by faer's sequential matrix multiply
-//! (`faer::linalg::matmul::matmul` with `Par::Seq`) on the participant that
-//! takes it; faer packs the block's panels and picks its micro-kernel by the
-//! CPU's features at run time (AVX-512, AVX2+FMA, or portable code), so no
-//! kernel the CPU cannot run is ever called. The blocks are disjoint `MatMut`
-//! views split off `C`, spread with `herd::join` (see `blocks.rs`).
+//! every block is computed sequentially on the participant that takes it by
+//! the kernel chosen from the CPU's features at run time (`dispatch.rs`): on
+//! x86-64 with AVX-512F, herd's cache-blocked product (`packed.rs`: panels
+//! packed by `pack.rs`, the 16 × 14 FMA micro-kernel of `kernel_avx512.rs`);
+//! elsewhere (AVX2-only or other CPUs), faer's sequential matrix multiply
+//! (`faer::linalg::matmul::matmul` with `Par::Seq`), which picks among its
+//! own AVX-512, AVX2+FMA and portable kernels. No kernel the CPU cannot run
+//! is ever called. The blocks are disjoint `MatMut` views split off `C`,
+//! spread with `herd::join` (see `blocks.rs`).
 //!
 //! The rank-K update of the ATLAS paper, `C ← C − A·Bᵀ` with a small `K`, is
 //! `gemm(Op::NoTrans, Op::Trans, -1.0, a, b, 1.0, c)`: the partition is over
@@ -20,17 +23,24 @@
 //! as BLAS does (no check, no error).
 
 mod blocks;
+mod dispatch;
+#[cfg(target_arch = "x86_64")]
+mod kernel_avx512;
+#[cfg(target_arch = "x86_64")]
+mod pack;
+#[cfg(target_arch = "x86_64")]
+mod packed;
 #[cfg(test)]
 mod tests;
 
 pub use blocks::Blocking;
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, MatMut, MatRef, Par};
+use faer::{MatMut, MatRef};
 
 use crate::error::invalid;
 use crate::LaError;
 use blocks::{for_each_block, Grid};
+use dispatch::Kernel;
 
 /// Whether an operand is used as stored or transposed (BLAS's `TRANS`
 /// argument, `'N'` or `'T'`; for real matrices `'C'` is `'T'`).
@@ -107,7 +117,7 @@ impl Gemm {
     /// Computes the product into `c`, block by block of `C` on the
     /// participants of the current herd pool — the global pool when the
     /// caller is in none; `pool.install(|| ..run(..))` chooses one. Each block
-    /// is one sequential faer matrix multiply.
+    /// is one sequential product by the kernel the CPU's features select.
     ///
     /// # Errors
     /// Checked before anything is read or written, in BLAS's argument order:
@@ -116,6 +126,19 @@ impl Gemm {
     ///   `C`'s column count;
     /// * [`LaError::InvalidTileSize`] for a [`Blocking::Fixed`] dimension of 0.
     pub fn run(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) -> Result<(), LaError> {
+        self.run_with(Kernel::detect(), Kernel::for_block, a, b, c)
+    }
+
+    /// [`Gemm::run`] with a `rows × cols` block multiplied by
+    /// `choose(kernel, rows, cols)`.
+    fn run_with(
+        &self,
+        kernel: Kernel,
+        choose: fn(Kernel, usize, usize) -> Kernel,
+        a: MatRef<'_, f64>,
+        b: MatRef<'_, f64>,
+        c: MatMut<'_, f64>,
+    ) -> Result<(), LaError> {
         let Gemm { op_a, op_b, alpha, beta, blocking } = *self;
         let (a, b) = (op_a.apply(a), op_b.apply(b));
         let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
@@ -133,21 +156,19 @@ impl Gemm {
             return Ok(());
         }
         let scale_only = alpha == 0.0 || k == 0;
-        for_each_block(c, grid, &|mut block: MatMut<'_, f64>, row0, col0| {
+        for_each_block(c, grid, &|block: MatMut<'_, f64>, row0, col0| {
             if scale_only {
                 scale(block, beta);
                 return;
             }
-            let accum = if beta == 0.0 {
-                Accum::Replace
-            } else {
-                if beta != 1.0 {
-                    scale(block.as_mut(), beta);
-                }
-                Accum::Add
-            };
             let (rows, cols) = (block.nrows(), block.ncols());
-            matmul(block, accum, a.subrows(row0, rows), b.subcols(col0, cols), alpha, Par::Seq);
+            choose(kernel, rows, cols).multiply(
+                alpha,
+                a.subrows(row0, rows),
+                b.subcols(col0, cols),
+                beta,
+                block,
+            );
         });
         Ok(())
     }

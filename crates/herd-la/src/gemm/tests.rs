@@ -2,10 +2,13 @@
 //! test ratios: `‖C − C_ref‖_F ≤ c·k·ε·(|α|·‖A‖_F·‖B‖_F + |β|·‖C₀‖_F)`.
 
 use super::blocks::Grid;
+use super::dispatch::Kernel;
 use super::*;
 use crate::probe::{frobenius, Part};
 use crate::random_matrix;
+use faer::linalg::matmul::matmul;
 use faer::Mat;
+use faer::{Accum, Par};
 
 /// The ratio's bound `c` (LAPACK's testing uses thresholds of 10–30).
 const THRESHOLD: f64 = 10.0;
@@ -56,10 +59,54 @@ fn reference(
     })
 }
 
-/// Runs one product on `threads` participants with `blocking` and checks it.
+/// Every block by the kernel under test, whatever its size.
+const ALWAYS: fn(Kernel, usize, usize) -> Kernel = |kernel, _, _| kernel;
+
+/// The kernels this CPU can run: the detected one and faer's portable
+/// dispatch (once when they are the same).
+fn kernels() -> Vec<Kernel> {
+    match Kernel::detect() {
+        Kernel::Faer => vec![Kernel::Faer],
+        detected => vec![detected, Kernel::Faer],
+    }
+}
+
+/// LAPACK's test ratio of `c` against `want`.
+fn ratio(
+    (c, want): (&Mat<f64>, &Mat<f64>),
+    (alpha, a, b, k): (f64, &Mat<f64>, &Mat<f64>, usize),
+    beta: f64,
+    c0: &Mat<f64>,
+) -> f64 {
+    let err = frobenius((c - want).as_ref(), Part::Full);
+    let scale = alpha.abs() * frobenius(a.as_ref(), Part::Full) * frobenius(b.as_ref(), Part::Full)
+        + beta.abs() * frobenius(c0.as_ref(), Part::Full);
+    if err == 0.0 {
+        0.0
+    } else {
+        err / (scale * k.max(1) as f64 * f64::EPSILON)
+    }
+}
+
+/// Runs one product on `threads` participants with `blocking`, with every
+/// kernel the CPU can run, and checks it.
 #[allow(clippy::too_many_arguments)]
 fn check(
     threads: usize,
+    op_a: Op,
+    op_b: Op,
+    shape: (usize, usize, usize),
+    alpha: f64,
+    beta: f64,
+    blocking: Blocking,
+) {
+    check_on(&pool(threads), op_a, op_b, shape, alpha, beta, blocking);
+}
+
+/// [`check`] on `pool`.
+#[allow(clippy::too_many_arguments)]
+fn check_on(
+    pool: &herd::Pool,
     op_a: Op,
     op_b: Op,
     (m, n, k): (usize, usize, usize),
@@ -71,20 +118,25 @@ fn check(
     let b = stored(op_b, k, n, 2 + n as u64);
     let c0 = random_matrix(m, n, 3 + k as u64);
     let want = reference(op_a, op_b, alpha, &a, &b, beta, &c0);
-    let mut c = c0.clone();
-    pool(threads)
-        .install(|| {
-            Gemm::new(op_a, op_b, alpha, beta).blocking(blocking).run(a.as_ref(), b.as_ref(), c.as_mut())
+    for kernel in kernels() {
+        let mut c = c0.clone();
+        pool.install(|| {
+            Gemm::new(op_a, op_b, alpha, beta).blocking(blocking).run_with(
+                kernel,
+                ALWAYS,
+                a.as_ref(),
+                b.as_ref(),
+                c.as_mut(),
+            )
         })
         .expect("valid arguments");
-    let err = frobenius((&c - &want).as_ref(), Part::Full);
-    let scale = alpha.abs() * frobenius(a.as_ref(), Part::Full) * frobenius(b.as_ref(), Part::Full)
-        + beta.abs() * frobenius(c0.as_ref(), Part::Full);
-    let ratio = if err == 0.0 { 0.0 } else { err / (scale * k.max(1) as f64 * f64::EPSILON) };
-    assert!(
-        ratio < THRESHOLD,
-        "{threads} threads {op_a:?}{op_b:?} m={m} n={n} k={k} alpha={alpha} beta={beta} {blocking:?}: ratio {ratio}"
-    );
+        let ratio = ratio((&c, &want), (alpha, &a, &b, k), beta, &c0);
+        let threads = pool.num_threads();
+        assert!(
+            ratio < THRESHOLD,
+            "{kernel:?} {threads} threads {op_a:?}{op_b:?} m={m} n={n} k={k} alpha={alpha} beta={beta} {blocking:?}: ratio {ratio}"
+        );
+    }
 }
 
 const OPS: [(Op, Op); 4] =
@@ -240,5 +292,179 @@ fn auto_grid() {
             assert!(g.br * g.bc >= p.min((m / 64) * (n / 64)), "p={p} {m}x{n}: {g:?}");
             assert!(g.mb * g.br >= m && g.nb * g.bc >= n && (g.br - 1) * g.mb < m && (g.bc - 1) * g.nb < n);
         }
+    }
+}
+
+/// Sizes around the micro-tile's rows (16), its columns (14) and the cache
+/// blocks' depth (`KC`), every transpose, on one participant (one block,
+/// so the packed product sees exactly these shapes).
+#[test]
+fn micro_tile_and_depth_edges() {
+    let one = pool(1);
+    let kc = packed_depth();
+    for m in [1, 15, 16, 17, 23, 24, 25, 33] {
+        for n in [1, 13, 14, 15, 27, 28, 29] {
+            for k in [1, 2, 17, kc - 1, kc, kc + 1] {
+                for (op_a, op_b) in OPS {
+                    check_on(&one, op_a, op_b, (m, n, k), 0.75, -1.25, Blocking::Auto);
+                }
+            }
+        }
+    }
+}
+
+/// Sizes around the row and column cache blocks (`MC`, `NC`) and two
+/// depth slices, with `β = 0` and `β ≠ 0`.
+#[test]
+fn cache_block_edges() {
+    let one = pool(1);
+    let (kc, mc, nc) = (packed_depth(), packed_rows(), packed_cols());
+    for (m, n, k) in [(mc - 1, 20, 2 * kc + 1), (mc + 1, 15, 3), (17, nc + 1, 5), (2 * mc + 3, nc - 1, 2)] {
+        for (op_a, op_b) in [(Op::NoTrans, Op::NoTrans), (Op::Trans, Op::Trans)] {
+            for beta in [0.0, 0.5] {
+                check_on(&one, op_a, op_b, (m, n, k), 1.0, beta, Blocking::Auto);
+            }
+        }
+    }
+}
+
+/// The packed product's `KC`, `MC`, `NC` where it is compiled; the same
+/// sizes' role elsewhere (faer's path has no such edges, the test still
+/// runs the shapes).
+#[cfg(target_arch = "x86_64")]
+fn packed_depth() -> usize {
+    super::packed::KC
+}
+#[cfg(target_arch = "x86_64")]
+fn packed_rows() -> usize {
+    super::packed::MC
+}
+#[cfg(target_arch = "x86_64")]
+fn packed_cols() -> usize {
+    super::packed::NC
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn packed_depth() -> usize {
+    256
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn packed_rows() -> usize {
+    480
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn packed_cols() -> usize {
+    4032
+}
+
+/// Operands that are sub-views of larger matrices (column strides above
+/// their row counts, padding around them), every transpose, `C` a padded
+/// sub-view too, and a row-major `C`: the padding is never written.
+#[test]
+fn padded_operands_every_transpose() {
+    let (m, n, k) = (37, 31, 45);
+    for (op_a, op_b) in OPS {
+        for row_major_c in [false, true] {
+            let a_big = random_matrix(70, 70, 11);
+            let b_big = random_matrix(70, 70, 12);
+            let (ar, ac) = if op_a == Op::NoTrans { (m, k) } else { (k, m) };
+            let (br, bc) = if op_b == Op::NoTrans { (k, n) } else { (n, k) };
+            let (a, b) = (a_big.as_ref().submatrix(3, 5, ar, ac), b_big.as_ref().submatrix(7, 2, br, bc));
+            let (a_own, b_own) = (a.to_owned(), b.to_owned());
+            let c0 = random_matrix(m, n, 13);
+            let want = reference(op_a, op_b, -0.5, &a_own, &b_own, 2.0, &c0);
+            for kernel in kernels() {
+                let mut c_big = Mat::<f64>::from_fn(80, 80, |_, _| f64::NAN);
+                let run = |c: MatMut<'_, f64>| {
+                    pool(2)
+                        .install(|| Gemm::new(op_a, op_b, -0.5, 2.0).run_with(kernel, ALWAYS, a, b, c))
+                        .expect("valid arguments")
+                };
+                let c = if row_major_c {
+                    let mut view = c_big.as_mut().submatrix_mut(4, 6, n, m);
+                    view.copy_from(c0.transpose());
+                    run(view.transpose_mut());
+                    c_big.as_ref().submatrix(4, 6, n, m).transpose().to_owned()
+                } else {
+                    let mut view = c_big.as_mut().submatrix_mut(4, 6, m, n);
+                    view.copy_from(&c0);
+                    run(view);
+                    c_big.as_ref().submatrix(4, 6, m, n).to_owned()
+                };
+                let ratio = ratio((&c, &want), (-0.5, &a_own, &b_own, k), 2.0, &c0);
+                assert!(
+                    ratio < THRESHOLD,
+                    "{kernel:?} {op_a:?}{op_b:?} row-major C {row_major_c}: ratio {ratio}"
+                );
+                let (r0, c0_, rows, cols) = if row_major_c { (4, 6, n, m) } else { (4, 6, m, n) };
+                for j in 0..80 {
+                    for i in 0..80 {
+                        let inside = (r0..r0 + rows).contains(&i) && (c0_..c0_ + cols).contains(&j);
+                        assert!(inside || c_big[(i, j)].is_nan(), "{kernel:?}: padding ({i}, {j}) written");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The dispatched kernel and faer's portable path agree entry by entry to
+/// rounding on a product large enough to use every loop of the packed one.
+#[test]
+fn dispatched_and_portable_kernels_agree() {
+    let (m, n, k) = (700, 450, 900);
+    let (a, b) = (random_matrix(m, k, 21), random_matrix(k, n, 22));
+    let c0 = random_matrix(m, n, 23);
+    let mut results = Vec::new();
+    for kernel in [Kernel::detect(), Kernel::Faer] {
+        let mut c = c0.clone();
+        pool(2)
+            .install(|| {
+                Gemm::new(Op::NoTrans, Op::NoTrans, 1.0, 1.0).run_with(
+                    kernel,
+                    ALWAYS,
+                    a.as_ref(),
+                    b.as_ref(),
+                    c.as_mut(),
+                )
+            })
+            .expect("valid arguments");
+        results.push(c);
+    }
+    // Both are within γ_{k+1}·(|A|·|B| + |C₀|) of the exact entry (the
+    // standard dot-product bound), so within twice that of each other.
+    let abs = |x: &Mat<f64>| Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)].abs());
+    let mut abs_ab = Mat::zeros(m, n);
+    matmul(abs_ab.as_mut(), Accum::Replace, abs(&a).as_ref(), abs(&b).as_ref(), 1.0, Par::Seq);
+    let gamma = (k + 1) as f64 * f64::EPSILON / (1.0 - (k + 1) as f64 * f64::EPSILON);
+    for j in 0..n {
+        for i in 0..m {
+            let d = (results[0][(i, j)] - results[1][(i, j)]).abs();
+            let bound = 2.0 * gamma * (abs_ab[(i, j)] + c0[(i, j)].abs());
+            assert!(d <= bound, "({i}, {j}): {d:e} > {bound:e}");
+        }
+    }
+}
+
+/// On a CPU with AVX-512F the dispatch picks herd's packed kernel, and
+/// never on one without.
+#[test]
+fn dispatch_follows_the_cpu() {
+    let detected = Kernel::detect();
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(matches!(detected, Kernel::Avx512(_)), is_x86_feature_detected!("avx512f"));
+    #[cfg(not(target_arch = "x86_64"))]
+    assert!(matches!(detected, Kernel::Faer));
+}
+
+/// `Gemm::run` leaves narrow blocks to faer and keeps wide ones on the
+/// detected kernel.
+#[test]
+fn narrow_blocks_go_to_faer() {
+    let detected = Kernel::detect();
+    for (rows, cols) in [(1, 4000), (255, 255), (4000, 100)] {
+        assert!(matches!(detected.for_block(rows, cols), Kernel::Faer), "{rows}x{cols}");
+    }
+    for (rows, cols) in [(256, 256), (2000, 4000)] {
+        assert_eq!(format!("{:?}", detected.for_block(rows, cols)), format!("{detected:?}"), "{rows}x{cols}");
     }
 }

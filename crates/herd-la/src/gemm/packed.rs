@@ -1,0 +1,187 @@
+//! The cache-blocked product of one block of `C` on the calling thread
+//! (GotoBLAS/BLIS's five loops around the micro-kernel).
+//!
+//! For each `nc`-column slab of `C` and each `kc`-deep slice of the inner
+//! dimension, the `kc × nc` panel of `op(B)` is packed once (it stays in
+//! L3/L2 and is read once per `mc`-row block of `A`); for each `mc`-row
+//! block, the `mc × kc` block of `op(A)` is packed (it stays in L2); then
+//! for each `NR`-column sliver of the packed panel (it stays in L1 across
+//! the inner loop) and each `MR`-row sliver of the packed block, the
+//! micro-kernel updates one `MR × NR` tile of `C`. The first `kc` slice
+//! applies the caller's `β` (`β = 0` writes without reading `C`), the
+//! following ones add (`β = 1`).
+//!
+//! The participants of a parallel [`Gemm`](super::Gemm) each run this on
+//! their own block of `C` and pack their own panels: with one block per
+//! participant, each packs the `kc × nc` panels of its block's columns once
+//! per `mc` rows' worth of arithmetic, a small cost against the product.
+
+use core::mem::MaybeUninit;
+
+use faer::{MatMut, MatRef};
+
+use super::kernel_avx512::{Avx512, MR, NR};
+use super::pack::{pack, packed_len};
+
+/// Depth of a packed slice at most. A `kc × NR` sliver of `B` (42 KiB)
+/// is reused from L1 (48 KiB on the Xeon measured) by the whole inner loop.
+/// On that Xeon (AVX-512, 2 MiB L2 per core), one thread, n = 2000:
+/// `kc = 384, mc = 320` ran 5–20 % faster than `256 × 480`, and no slower
+/// than `512 × 240`, `448 × 256` or `192 × 960`.
+pub(super) const KC: usize = 384;
+/// Rows of a packed block of `A` at most (a multiple of `MR`): `mc × kc`
+/// is 960 KiB, under half a 2 MiB L2.
+pub(super) const MC: usize = 320;
+/// Columns of a packed panel of `B` at most (a multiple of `NR`): 12 MiB
+/// with `kc = 384`, held in L3.
+pub(super) const NC: usize = 4032;
+
+// The blocks hold whole slivers.
+const _: () = assert!(MC.is_multiple_of(MR) && NC.is_multiple_of(NR));
+
+/// The step that cuts `len` into `ceil(len / max)` nearly equal chunks,
+/// rounded up to a multiple of `align` (`max` is one): no thin last chunk.
+fn balanced_step(len: usize, max: usize, align: usize) -> usize {
+    let parts = len.div_ceil(max).max(1);
+    len.div_ceil(parts).next_multiple_of(align).min((max / align).max(1) * align)
+}
+
+/// Scratch buffers up to this many values (1 MiB) are kept by their thread
+/// for its next product (two at most: `A`'s and `B`'s), so that small
+/// products do not pay the allocation's page faults each call (8 % of a
+/// one-thread n = 200 profile without it); larger ones are freed, their
+/// page faults small against the product that needed them.
+const KEEP_AT_MOST: usize = 1 << 17;
+
+thread_local! {
+    /// The buffers this thread kept (at most two, each at most
+    /// `KEEP_AT_MOST + 8` values).
+    static KEPT: core::cell::RefCell<Vec<Box<[MaybeUninit<f64>]>>> = const { core::cell::RefCell::new(Vec::new()) };
+}
+
+/// A scratch buffer of `len` values starting on a 64-byte boundary (a
+/// whole `zmm` load per sliver step), left uninitialised: [`pack`] writes
+/// what the kernel reads, and a fresh buffer costs no zeroing pass.
+struct Aligned {
+    store: Box<[MaybeUninit<f64>]>,
+    start: usize,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize) -> Aligned {
+        let kept = KEPT.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            let at = kept.iter().position(|b| b.len() >= len + 8)?;
+            Some(kept.swap_remove(at))
+        });
+        let store = kept.unwrap_or_else(|| Box::new_uninit_slice(len + 8));
+        let start = store.as_ptr().align_offset(64).min(8);
+        Aligned { store, start, len }
+    }
+
+    fn slice(&mut self) -> &mut [MaybeUninit<f64>] {
+        &mut self.store[self.start..self.start + self.len]
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        if self.store.len() <= KEEP_AT_MOST + 8 {
+            let store = core::mem::take(&mut self.store);
+            // `try_with`: during the thread's exit the buffer is just freed.
+            let _ = KEPT.try_with(|kept| {
+                let mut kept = kept.borrow_mut();
+                if kept.len() < 2 {
+                    kept.push(store);
+                }
+            });
+        }
+    }
+}
+
+/// `C ← α·A·B + β·C` on the calling thread with the AVX-512 micro-kernel
+/// (`A` `m × k`, `B` `k × n`, `C` `m × n`, any strides, `k ≥ 1`).
+pub(super) fn gemm(
+    cpu: Avx512,
+    alpha: f64,
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    beta: f64,
+    c: MatMut<'_, f64>,
+) {
+    let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
+    debug_assert!(a.nrows() == m && b.nrows() == k && b.ncols() == n);
+    if m == 0 || n == 0 || k == 0 {
+        return;
+    }
+    let (kc_step, mc_step, nc_step) =
+        (balanced_step(k, KC, 1), balanced_step(m, MC, MR), balanced_step(n, NC, NR));
+    let mut a_pack = Aligned::new(packed_len::<MR>(mc_step, kc_step));
+    let mut b_pack = Aligned::new(packed_len::<NR>(nc_step, kc_step));
+    let (rs, cs) = (c.row_stride(), c.col_stride());
+    let c_ptr = c.as_ptr_mut();
+    for jc in (0..n).step_by(nc_step) {
+        let nc = nc_step.min(n - jc);
+        for pc in (0..k).step_by(kc_step) {
+            let kc = kc_step.min(k - pc);
+            let b_ptr = pack::<NR>(b_pack.slice(), b.submatrix(pc, jc, kc, nc).transpose()).as_ptr();
+            let beta = if pc == 0 { beta } else { 1.0 };
+            for ic in (0..m).step_by(mc_step) {
+                let mc = mc_step.min(m - ic);
+                let a_ptr = pack::<MR>(a_pack.slice(), a.submatrix(ic, pc, mc, kc)).as_ptr();
+                for jr in (0..nc).step_by(NR) {
+                    let nr = NR.min(nc - jr);
+                    for ir in (0..mc).step_by(MR) {
+                        let mr = MR.min(mc - ir);
+                        let (row, col) = ((ic + ir) as isize, (jc + jr) as isize);
+                        // SAFETY: the packed block holds `ceil(mc/MR)` slivers
+                        // of `MR·kc` values and the panel `ceil(nc/NR)` of
+                        // `NR·kc` (`ir/MR`-th and `jr/NR`-th start at
+                        // `ir·kc`, `jr·kc`); the tile `row..row+mr`,
+                        // `col..col+nr` lies inside `C`, a `MatMut` we hold
+                        // exclusively, which the scratch buffers do not alias.
+                        unsafe {
+                            cpu.tile(
+                                kc,
+                                a_ptr.add(ir * kc),
+                                b_ptr.add(jr * kc),
+                                alpha,
+                                beta,
+                                c_ptr.offset(row * rs + col * cs),
+                                (rs, cs),
+                                (mr, nr),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balanced_steps_cover_without_thin_chunks() {
+        assert_eq!(balanced_step(4000, 256, 1), 250);
+        assert_eq!(balanced_step(4000, 384, 1), 364);
+        assert_eq!(balanced_step(2000, 480, MR), 400);
+        assert_eq!(balanced_step(2000, 320, MR), 288);
+        assert_eq!(balanced_step(4000, 4032, NR), 4004);
+        assert_eq!(balanced_step(5, 480, MR), 16);
+        assert_eq!(balanced_step(1, 256, 1), 1);
+        for len in 1..2000 {
+            for (max, align) in [(KC, 1), (MC, MR), (NC, NR), (28, NR), (7, 1)] {
+                let step = balanced_step(len, max, align);
+                assert!(
+                    step >= 1 && step <= max.max(align) && step.is_multiple_of(align),
+                    "{len} {max} {align}"
+                );
+                assert!(len.div_ceil(step) <= len.div_ceil(max).max(1) + 1, "{len} {max} {align}: {step}");
+            }
+        }
+    }
+}
