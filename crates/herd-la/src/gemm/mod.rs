@@ -184,3 +184,15 @@ fn scale(mut c: MatMut<'_, f64>, beta: f64) {
         }
     }
 }
+
+/// `c ← c − a·b` on the calling thread alone, by the kernel [`gemm`] gives
+/// a block of `c`'s shape (herd's packed AVX-512 product where the CPU has
+/// it and the block is wide enough, else faer's): for routines that cut and
+/// schedule their own pieces, as LU's trailing update does.
+pub(crate) fn sub_product(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
+    debug_assert!(a.nrows() == c.nrows() && b.ncols() == c.ncols() && a.ncols() == b.nrows());
+    if c.nrows() == 0 || c.ncols() == 0 || a.ncols() == 0 {
+        return;
+    }
+    Kernel::detect().for_block(c.nrows(), c.ncols()).multiply(-1.0, a, b, 1.0, c);
+}

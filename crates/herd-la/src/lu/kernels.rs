@@ -4,9 +4,8 @@
 //! panel (`dlaswp` + `dtrsm` + `dgemm`), all on faer views with faer's
 //! sequential (`Par::Seq`) triangular solve and matrix multiply.
 
-use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_unit_lower_triangular_in_place;
-use faer::{Accum, ColRef, MatMut, MatRef, Par};
+use faer::{ColRef, MatMut, MatRef, Par};
 
 /// LAPACK's `dlamch('S')`: the smallest `x` whose reciprocal does not
 /// overflow. Below it `dgetrf2` divides by the pivot instead of multiplying
@@ -181,12 +180,10 @@ pub(super) fn gemm_parts(parts: usize, m: usize, n: usize, k: usize) -> usize {
 
 /// `c ← c − l·u` in `parts` blocks of rows (multiples of 8 rows), spread
 /// with `herd::join`.
-fn gemm_rows(mut c: MatMut<'_, f64>, l: MatRef<'_, f64>, u: MatRef<'_, f64>, parts: usize) {
+fn gemm_rows(c: MatMut<'_, f64>, l: MatRef<'_, f64>, u: MatRef<'_, f64>, parts: usize) {
     let m = c.nrows();
     if parts <= 1 || m < 16 {
-        if m > 0 && c.ncols() > 0 && l.ncols() > 0 {
-            matmul(c.as_mut(), Accum::Add, l, u, -1.0, Par::Seq);
-        }
+        crate::gemm::sub_product(c, l, u);
         return;
     }
     let top_parts = parts / 2;
