@@ -55,11 +55,11 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 
 /// `n` bytes as `64K`, `1M`, ...
 pub fn show_size(n: usize) -> String {
-    if n >= 1 << 30 && n % (1 << 30) == 0 {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
         format!("{}G", n >> 30)
-    } else if n >= 1 << 20 && n % (1 << 20) == 0 {
+    } else if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{}M", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{}K", n >> 10)
     } else {
         n.to_string()
@@ -128,7 +128,7 @@ pub fn layouts(packed: usize) -> Vec<Vector> {
     [1usize, 8, 64, 1024]
         .iter()
         .map(|&bl| Vector { count: (n / bl).max(1), blocklen: bl, stride: 2 * bl })
-        .chain(std::iter::once(Vector { count: ((256 << 10) / 8 / 64).max(1), blocklen: 64, stride: 128 }))
+        .chain(std::iter::once(Vector { count: (256 << 10) / 8 / 64, blocklen: 64, stride: 128 }))
         .collect()
 }
 

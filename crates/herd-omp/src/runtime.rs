@@ -254,7 +254,10 @@ fn grown(old: usize) -> usize {
 }
 
 thread_local! {
-    /// The idle nested pools of this thread (see [`Nested`]).
+    /// The idle nested pools of this thread (see [`Nested`]). Boxed: a pool
+    /// moves between this list and the region it is lent to (`Nested`) as
+    /// one pointer, not by copying the `Root`.
+    #[allow(clippy::vec_box)]
     static NESTED: RefCell<Vec<Box<Root>>> = const { RefCell::new(Vec::new()) };
 }
 
