@@ -310,15 +310,7 @@ fn tridiagonal_solver_alone() {
     let (mut w, mut v) = (vec![0.0; n], Mat::<f64>::zeros(n, n));
     pool(2).install(|| tridiagonal::eigen(&d, &e, &mut w, v.as_mut()));
     assert!(w.windows(2).all(|p| p[0] <= p[1]));
-    let t = Mat::from_fn(n, n, |i, j| {
-        if i == j {
-            d[i]
-        } else if i.abs_diff(j) == 1 {
-            e[i.min(j)]
-        } else {
-            0.0
-        }
-    });
+    let t = tridiagonal_matrix(&d, &e);
     let tv = mul(t.as_ref(), v.as_ref());
     let r = Mat::from_fn(n, n, |i, j| tv[(i, j)] - v[(i, j)] * w[j]);
     let eps = f64::EPSILON * n as f64;
@@ -359,15 +351,7 @@ fn check_reduction(a: &Mat<f64>, threads: usize, what: &str) -> Vec<f64> {
         )
         .expect("shapes agree");
     }
-    let t = Mat::from_fn(n, n, |i, j| {
-        if i == j {
-            d[i]
-        } else if i.abs_diff(j) == 1 {
-            e[i.min(j)]
-        } else {
-            0.0
-        }
-    });
+    let t = tridiagonal_matrix(&d, &e);
     let qt = mul(q.as_ref(), t.as_ref());
     let qtq = mul(qt.as_ref(), q.transpose());
     let eps = f64::EPSILON;
@@ -414,4 +398,18 @@ fn tridiagonal_reduction_with_zero_columns() {
     let tau = check_reduction(&blocks, 2, "two blocks");
     assert_eq!(tau[b1 - 1], 0.0, "the first block's last column is zero below the diagonal");
     assert!(tau[b1] != 0.0, "the second block is reduced");
+}
+
+/// The symmetric tridiagonal matrix with diagonal `d` and off-diagonal `e`.
+fn tridiagonal_matrix(d: &[f64], e: &[f64]) -> Mat<f64> {
+    let n = d.len();
+    Mat::from_fn(n, n, |i, j| {
+        if i == j {
+            d[i]
+        } else if i.abs_diff(j) == 1 {
+            e[i.min(j)]
+        } else {
+            0.0
+        }
+    })
 }
