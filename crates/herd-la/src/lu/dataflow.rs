@@ -199,7 +199,7 @@ impl<'a> Dag<'a> {
 
     /// `F(k)`, then spawns the updates it made ready.
     fn factor<'s>(&'s self, s: &herd::Scope<'s>, k: usize) {
-        let began = Instant::now();
+        let began = self.timeline.as_ref().map(|_| Instant::now());
         let (m, j) = (self.m, k * self.nb);
         let mut tile = self.take(k);
         let mut piv = vec![0; tile.ncols().min(m - j)];
@@ -211,7 +211,7 @@ impl<'a> Dag<'a> {
         let panel = tile.into_const().subrows(j, m - j);
         // Set once: F(k) runs once.
         let _ = self.factored[k].set(Factored { panel, piv });
-        if let Some(t) = &self.timeline {
+        if let (Some(t), Some(began)) = (&self.timeline, began) {
             t.record(k, k, began);
         }
         let ready: Vec<usize> = {
@@ -227,7 +227,7 @@ impl<'a> Dag<'a> {
     /// `U(t, k)`, then spawns what it made ready.
     fn update<'s>(&'s self, s: &herd::Scope<'s>, t: usize, k: usize) {
         let Some(f) = self.factored[k].get() else { return };
-        let began = Instant::now();
+        let began = self.timeline.as_ref().map(|_| Instant::now());
         let mut tile = self.take(t);
         let (rows, width, jb) = (self.m - k * self.nb - f.piv.len(), tile.ncols(), f.piv.len());
         let remaining = self.tiles.len() - k - 1;
@@ -236,7 +236,7 @@ impl<'a> Dag<'a> {
         let parts = gemm_parts(by_load.max(by_size), rows, width, jb);
         update_block(tile.as_mut(), f.panel, &f.piv, k * self.nb, parts);
         self.put(t, tile);
-        if let Some(tl) = &self.timeline {
+        if let (Some(tl), Some(began)) = (&self.timeline, began) {
             tl.record(t, k, began);
         }
         let next = k + 1;
