@@ -13,23 +13,22 @@
 //!   first refusal means nothing admissible is left there until the waiter
 //!   runs a job (`own_blocked`);
 //! - stolen, or popped from a shared queue: to the waiter's own *refused
-//!   queue* (`Registry::refused[slot]`, one per participant). Only the
-//!   refuser pushes there, so a refusal writes the refuser's own lines, not
-//!   a line every participant writes (a pool-wide queue written per
-//!   refusal, the first version's design, was rejected for that reason).
-//!   Every participant looks at its own refused queue right after its own
-//!   deque (`find_work`), at the others' after a failed steal, and at all
-//!   of them before sleeping (`has_work`): a refused job stays where every
-//!   participant's search reaches it.
+//!   queue* (`Registry::refused`, one per participant, `refused.rs`). Only
+//!   the refuser pushes there, so a refusal writes the refuser's own lines
+//!   and its group's summary counter (shared by at most 8 participants of
+//!   one shepherd), not a line every participant writes (a pool-wide queue
+//!   written per refusal, the first version's design, was rejected for that
+//!   reason). Every participant looks at its own refused queue right after
+//!   its own deque (`find_work`), at the others' after a failed steal, and
+//!   at the summary before sleeping (`has_work`): a refused job stays where
+//!   every participant's search reaches it.
 //!
-//! The searches cost nothing in a pool whose waiters never refused a job:
-//! `Registry::refusals_seen`, set once by the first refusal (after its
-//! push, `SeqCst`) and never cleared, is loaded first, so `find_work`'s
-//! miss path and the pre-sleep check read one line that is never written
-//! instead of every participant's refused queue (O(P) per failed steal).
-//! The store is ordered like the push it follows: a sleeper that announced
-//! itself and then loads `false` (`SeqCst`) is one the refuser's
-//! `notify_work` sees announced.
+//! The searches cost one load in a pool whose waiters never refused a job
+//! (a flag set once by the first refusal, never cleared), and after that
+//! one load per group of 8 participants plus a look at the queues of the
+//! groups that hold refused jobs — not every participant's queue (O(P)
+//! per failed steal and per pre-sleep check, the first version). Why no
+//! sleeper misses a counted job: `refused.rs`.
 //!
 //! Stealing takes one job at a time (`Scheduler::steal_one`): a bulk steal
 //! would bury the waiter's own jobs under ones it may not run.
@@ -63,7 +62,6 @@
 use super::registry::Registry;
 use crate::sched::{JobRef, Scheduler, Target};
 use crate::sync::Parker;
-use crossbeam_deque::Steal;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -85,41 +83,24 @@ const LOOK_EVERY: u32 = 8;
 const ROTATE: usize = 4;
 
 impl Registry {
-    /// A job of `slot`'s refused queue, if any: one load of
-    /// `refusals_seen` in a pool that never refused, of the queue's indices
-    /// when it is empty.
+    /// A job of `slot`'s refused queue, if any (see `refused.rs`).
     #[inline]
     pub(crate) fn take_refused(&self, slot: usize) -> Option<JobRef> {
-        if !self.refusals_seen.load(Ordering::SeqCst) {
-            return None;
-        }
-        let q = &self.refused[slot];
-        if q.is_empty() {
-            return None;
-        }
-        loop {
-            match q.steal() {
-                Steal::Success(job) => return Some(job),
-                Steal::Empty => return None,
-                Steal::Retry => {}
-            }
-        }
+        self.refused.take_own(slot)
     }
 
     /// A job of another participant's refused queue (after a failed steal:
-    /// an idle participant's path; one load per participant once the pool
-    /// has seen a refusal, one load in all before).
+    /// an idle participant's path; one load in a pool that never refused,
+    /// one per group of participants after, and a look at the queues of
+    /// the groups that hold refused jobs).
     pub(crate) fn take_others_refused(&self, slot: usize) -> Option<JobRef> {
-        if !self.refusals_seen.load(Ordering::SeqCst) {
-            return None;
-        }
-        let n = self.team.load(Ordering::Relaxed).min(self.refused.len());
-        (1..n).find_map(|i| self.take_refused((slot + i) % n))
+        self.refused.take_others(slot, self.team.load(Ordering::Relaxed))
     }
 
-    /// Whether any refused queue holds a job (before sleeping).
+    /// Whether any refused queue may hold a job (before sleeping, after the
+    /// announcement).
     pub(crate) fn any_refused(&self) -> bool {
-        self.refusals_seen.load(Ordering::SeqCst) && self.refused.iter().any(|q| !q.is_empty())
+        self.refused.any()
     }
 
     /// [`Registry::wait_until`] for the occupant of `slot` that may run only
@@ -269,10 +250,7 @@ impl Registry {
         // run and be freed at once).
         let (data, run) = job.parts();
         let waiters = admit.wake_for(data, run);
-        self.refused[slot].push(job);
-        if !self.refusals_seen.load(Ordering::Relaxed) {
-            self.refusals_seen.store(true, Ordering::SeqCst);
-        }
+        self.refused.push(slot, job);
         self.notify_work(Target::Anyone, slot);
         self.wake_named(slot, waiters);
     }

@@ -16,6 +16,7 @@ pub(crate) mod limits;
 mod loops;
 mod master;
 mod port;
+mod refused;
 mod region;
 mod registry;
 mod report;

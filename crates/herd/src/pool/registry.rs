@@ -17,6 +17,7 @@
 
 use super::lazy::LazyJoins;
 use super::port::Port;
+use super::refused::RefusedQueues;
 use super::tree::WakeTree;
 use crate::config::Sched;
 use crate::config::{Dispatch, WaitPolicy};
@@ -25,7 +26,6 @@ use crate::sched::{AllCounters, JobRef, Pending, Queues, Scheduler};
 use crate::shepherds::Shepherds;
 use crate::sync::{Parked, Parker, Sleepers};
 use crate::topology::Topology;
-use crossbeam_deque::Injector;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -75,12 +75,8 @@ pub(crate) struct Registry {
     pub(crate) parked_waiters: Parked,
     /// Per slot, the jobs its occupant took while it could run only some
     /// jobs (`admit.rs`) and refused: pushed only by that occupant, taken by
-    /// anyone.
-    pub(crate) refused: Box<[CachePadded<Injector<JobRef>>]>,
-    /// Set (once, for the pool's life) by the first refusal: until then the
-    /// searches of `refused` cost one load of this never-written line
-    /// instead of a look at every participant's queue (`admit.rs`).
-    pub(crate) refusals_seen: CachePadded<AtomicBool>,
+    /// anyone; with a per-group summary of where they are (`refused.rs`).
+    pub(crate) refused: RefusedQueues<JobRef>,
     /// Participants allowed to take jobs: slots `0..team`. A region of fewer
     /// participants than the pool (`rt::broadcast_n`) lowers it for its
     /// duration, so that workers outside the region neither steal its jobs
@@ -119,6 +115,7 @@ impl Registry {
                 WaitPolicy::Spin(d) => Some(d),
             }
         };
+        let refused = RefusedQueues::new(n, &shepherds.members);
         Registry {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             topology,
@@ -138,8 +135,7 @@ impl Registry {
             posts: CachePadded::new(AtomicU64::new(1)),
             sleepers: Sleepers::new(n),
             parked_waiters: Parked::new(),
-            refused: (0..n).map(|_| CachePadded::new(Injector::new())).collect(),
-            refusals_seen: CachePadded::new(AtomicBool::new(false)),
+            refused,
             team: AtomicUsize::new(n),
             keep_master_binding: false,
             report_stats: false,

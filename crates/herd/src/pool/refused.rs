@@ -1,0 +1,340 @@
+//! The refused queues of `admit.rs`, with a sharded summary of where refused
+//! jobs sit, so that a search for them is not a look at every
+//! participant's queue.
+//!
+//! **Queues.** One per participant slot: a waiter that took a job it may
+//! not run pushes it on its *own* queue (only the occupant of the slot
+//! pushes there, so a refusal writes the refuser's own lines); anyone takes
+//! from any queue (`admit.rs` says who looks where).
+//!
+//! **Summary.** The slots are split into *groups* of at most [`GROUP`]
+//! participants of one shepherd (so a group shares a cache, and its line
+//! travels only inside it on the refusal path). Each group has a counter:
+//! a refuser adds one after its push, a taker takes one off after a
+//! successful take. A search loads the group counters (`⌈P / GROUP⌉`
+//! loads, 16 at P = 128) and looks only at the queues of groups whose
+//! counter is non-zero, its own group first — instead of the `P` queue
+//! loads per failed steal and per pre-sleep check of the first version. The
+//! counters are hints for *where*; the no-lost-job argument below does not
+//! need them to be exact at every instant.
+//!
+//! **Nobody sleeps on a counted job** (with `sync/sleepers.rs`'s protocol,
+//! which the refuser's `notify_work` runs). The refuser: push, add one to
+//! its group's counter, then `notify_work` (a `SeqCst` fence, then the load
+//! of the sleeper count). A sleeper: announces itself (its `SeqCst` fence),
+//! then [`RefusedQueues::any`] loads the counters. By the two fences, either
+//! the sleeper's load sees the refuser's add, or the refuser's load sees the
+//! announcement and wakes a sleeper. A counter can read 0 while a job is
+//! queued only when some job's push is not yet counted (each take's
+//! subtraction follows its job's push, and each push's add follows it): the
+//! refuser of that push has its add and its `notify_work` still to come, so
+//! the argument applies to it. A counter that reads "−1" (a take counted
+//! before its push's add) reads non-zero: a wasted look, never a lost job.
+//! `pool::refused::model` checks the hand-off.
+//!
+//! **Before any refusal** a pool's searches cost one load of `seen`, a line
+//! nobody writes after the first refusal of the pool's life.
+
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crossbeam_utils::CachePadded;
+
+/// Most participants per group (one summary counter each).
+pub(crate) const GROUP: usize = 8;
+
+/// The refused queues and their summary; see the module documentation.
+pub(crate) struct RefusedQueues<T> {
+    queues: Box<[CachePadded<queue::Queue<T>>]>,
+    /// Per group, its queues' jobs: pushes counted minus takes counted
+    /// (wrapping; a hint, see the module documentation).
+    counts: Box<[CachePadded<AtomicUsize>]>,
+    /// Per group, its slots in index order.
+    members: Box<[Box<[usize]>]>,
+    /// Per slot, its group.
+    group_of: Box<[usize]>,
+    /// Set once, by the pool's first refusal.
+    seen: CachePadded<AtomicBool>,
+    #[cfg(all(test, not(loom)))]
+    looks: std::sync::atomic::AtomicUsize,
+}
+
+impl<T> RefusedQueues<T> {
+    /// Queues for `n` slots grouped by locality: each of `domains` (the
+    /// shepherds' members, together every slot `0..n` once) split into
+    /// groups of at most [`GROUP`] consecutive members.
+    pub(crate) fn new(n: usize, domains: &[Vec<usize>]) -> RefusedQueues<T> {
+        let members: Box<[Box<[usize]>]> =
+            domains.iter().flat_map(|d| d.chunks(GROUP)).map(|c| c.to_vec().into_boxed_slice()).collect();
+        let mut group_of = vec![usize::MAX; n];
+        for (g, m) in members.iter().enumerate() {
+            for &s in m.iter() {
+                group_of[s] = g;
+            }
+        }
+        assert!(group_of.iter().all(|&g| g != usize::MAX), "every slot in one domain");
+        RefusedQueues {
+            queues: (0..n).map(|_| CachePadded::new(queue::Queue::new())).collect(),
+            counts: (0..members.len()).map(|_| CachePadded::new(AtomicUsize::new(0))).collect(),
+            members,
+            group_of: group_of.into_boxed_slice(),
+            seen: CachePadded::new(AtomicBool::new(false)),
+            #[cfg(all(test, not(loom)))]
+            looks: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// The occupant of `slot` queues a job it refused. The caller then wakes
+    /// an announced sleeper (`notify_work`: its fence orders this push and
+    /// the count before its load of the sleepers).
+    pub(crate) fn push(&self, slot: usize, job: T) {
+        self.queues[slot].push(job);
+        self.counts[self.group_of[slot]].fetch_add(1, Ordering::SeqCst);
+        if !self.seen.load(Ordering::Relaxed) {
+            self.seen.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// A job of `slot`'s own queue, if any: one load of `seen` in a pool
+    /// that never refused, of the queue's indices when it is empty.
+    #[inline]
+    pub(crate) fn take_own(&self, slot: usize) -> Option<T> {
+        if !self.seen.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.take(slot)
+    }
+
+    /// A job of another participant's queue among slots `0..team` (after
+    /// a failed steal): the group counters, then the queues of the groups
+    /// that hold jobs, `slot`'s group first.
+    pub(crate) fn take_others(&self, slot: usize, team: usize) -> Option<T> {
+        if !self.seen.load(Ordering::SeqCst) {
+            return None;
+        }
+        let groups = self.counts.len();
+        let own = self.group_of[slot];
+        (0..groups).map(|k| (own + k) % groups).find_map(|g| {
+            if self.counts[g].load(Ordering::Relaxed) == 0 {
+                return None;
+            }
+            self.members[g].iter().filter(|&&s| s != slot && s < team).find_map(|&s| self.take(s))
+        })
+    }
+
+    /// Whether any queue may hold a job (the check before sleeping, after
+    /// the sleeper's announcement): one load per group.
+    pub(crate) fn any(&self) -> bool {
+        self.seen.load(Ordering::SeqCst) && self.counts.iter().any(|c| c.load(Ordering::SeqCst) != 0)
+    }
+
+    fn take(&self, slot: usize) -> Option<T> {
+        #[cfg(all(test, not(loom)))]
+        self.looks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let job = self.queues[slot].take()?;
+        self.counts[self.group_of[slot]].fetch_sub(1, Ordering::SeqCst);
+        Some(job)
+    }
+}
+
+/// The queue itself: crossbeam's `Injector` (lock-free, FIFO, taken from by
+/// anyone), or under loom a modelled mutex-guarded one.
+mod queue {
+    #[cfg(not(loom))]
+    pub(super) struct Queue<T>(crossbeam_deque::Injector<T>);
+
+    #[cfg(not(loom))]
+    impl<T> Queue<T> {
+        pub(super) fn new() -> Queue<T> {
+            Queue(crossbeam_deque::Injector::new())
+        }
+
+        pub(super) fn push(&self, job: T) {
+            self.0.push(job);
+        }
+
+        pub(super) fn take(&self) -> Option<T> {
+            if self.0.is_empty() {
+                return None;
+            }
+            loop {
+                match self.0.steal() {
+                    crossbeam_deque::Steal::Success(job) => return Some(job),
+                    crossbeam_deque::Steal::Empty => return None,
+                    crossbeam_deque::Steal::Retry => {}
+                }
+            }
+        }
+    }
+
+    #[cfg(loom)]
+    pub(super) struct Queue<T>(loom::sync::Mutex<std::collections::VecDeque<T>>);
+
+    #[cfg(loom)]
+    impl<T> Queue<T> {
+        pub(super) fn new() -> Queue<T> {
+            Queue(loom::sync::Mutex::new(std::collections::VecDeque::new()))
+        }
+
+        pub(super) fn push(&self, job: T) {
+            self.0.lock().unwrap().push_back(job);
+        }
+
+        pub(super) fn take(&self) -> Option<T> {
+            self.0.lock().unwrap().pop_front()
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{RefusedQueues, GROUP};
+    use std::sync::atomic::Ordering;
+
+    /// 128 slots in 8 domains of 16: 16 groups of 8.
+    fn node() -> RefusedQueues<u32> {
+        let domains: Vec<Vec<usize>> = (0..8).map(|d| (d * 16..d * 16 + 16).collect()).collect();
+        RefusedQueues::new(128, &domains)
+    }
+
+    fn looks(q: &RefusedQueues<u32>) -> usize {
+        q.looks.swap(0, Ordering::Relaxed)
+    }
+
+    /// One refused job at slot 100: a search from slot 0 finds it looking at
+    /// no more than one group's queues (not 127), and once it is taken the
+    /// searches look at no queue at all.
+    #[test]
+    fn a_search_looks_only_where_jobs_are() {
+        let q = node();
+        assert!(!q.any() && q.take_others(0, 128).is_none());
+        assert_eq!(looks(&q), 0, "no queue looked at before any refusal");
+        q.push(100, 7);
+        assert!(q.any());
+        assert_eq!(q.take_others(0, 128), Some(7));
+        let n = looks(&q);
+        assert!(n <= GROUP, "looked at {n} queues for one job");
+        assert!(!q.any());
+        assert_eq!(q.take_others(0, 128), None);
+        assert_eq!(looks(&q), 0, "looked at queues of empty groups");
+    }
+
+    /// The own queue first, then other groups; slots at or beyond `team` are
+    /// not searched; every push and take balances its group's counter.
+    #[test]
+    fn own_then_others_within_the_team() {
+        let q = node();
+        q.push(3, 1);
+        q.push(3, 2);
+        q.push(120, 3);
+        assert_eq!(q.take_own(3), Some(1));
+        assert_eq!(q.take_others(5, 100), Some(2), "slot 3 is in slot 5's group");
+        assert_eq!(q.take_others(5, 100), None, "slot 120 is outside a team of 100");
+        assert!(q.any(), "the job at 120 is still counted");
+        assert_eq!(q.take_others(5, 128), Some(3));
+        assert!(!q.any());
+        assert!(q.counts.iter().all(|c| c.load(Ordering::Relaxed) == 0));
+    }
+
+    /// Groups never straddle domains, and hold at most `GROUP` slots.
+    #[test]
+    fn groups_follow_domains() {
+        let domains = vec![vec![0, 1, 2], (3..20).collect(), vec![20]];
+        let q = RefusedQueues::<u32>::new(21, &domains);
+        let sizes: Vec<usize> = q.members.iter().map(|m| m.len()).collect();
+        assert_eq!(sizes, vec![3, 8, 8, 1, 1]);
+        assert_eq!(q.group_of[2], 0);
+        assert_eq!(q.group_of[3], 1);
+        assert_eq!(q.group_of[20], 4);
+    }
+
+    /// Concurrent refusers and takers: every job is taken exactly once and
+    /// the counters end at zero.
+    #[test]
+    fn concurrent_pushes_and_takes_balance() {
+        let q = node();
+        let taken = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for t in 0..4usize {
+                let (q, taken) = (&q, &taken);
+                s.spawn(move || {
+                    let slot = t * 37 % 128;
+                    for j in 0..2000u32 {
+                        q.push(slot, j);
+                        if q.take_others((slot + 64) % 128, 128).is_some() {
+                            taken.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        while q.take_others(127, 128).is_some() || q.take_own(0).is_some() {
+            taken.fetch_add(1, Ordering::Relaxed);
+        }
+        for s in 0..128 {
+            while q.take_own(s).is_some() {
+                taken.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        assert_eq!(taken.load(Ordering::Relaxed), 8000);
+        assert!(!q.any());
+    }
+}
+
+/// The refusal hand-off to a sleeper, model-checked: a refuser queues a job
+/// and runs the pusher's side of `sync/sleepers.rs` (`notify_one`); an idle
+/// participant announces itself, checks [`RefusedQueues::any`], and parks
+/// unless it holds. It must end up taking the job. Weakened (the push not
+/// counted in the summary), the sleeper's check misses the job and, woken,
+/// parks again for ever (loom's park yields, so loom reports a model that
+/// exceeds its branches).
+#[cfg(all(test, loom))]
+mod model {
+    use super::RefusedQueues;
+    use crate::sync::{Parker, Sleepers};
+    use loom::sync::Arc;
+
+    fn hand_off(weaken: bool) {
+        loom::model(move || {
+            let queues = Arc::new(RefusedQueues::<u32>::new(2, &[vec![0], vec![1]]));
+            let sleepers = Arc::new(Sleepers::new(2));
+            let parker = Arc::new(Parker::new());
+            let refuser = {
+                let (queues, sleepers, parker) = (queues.clone(), sleepers.clone(), parker.clone());
+                loom::thread::spawn(move || {
+                    if weaken {
+                        queues.queues[1].push(9);
+                        queues.seen.store(true, crate::sync::atomic::Ordering::SeqCst);
+                    } else {
+                        queues.push(1, 9);
+                    }
+                    sleepers.notify_one(|| (0, |_| true), |_| &*parker);
+                })
+            };
+            loop {
+                let token = parker.prepare();
+                if let Some(job) = queues.take_others(0, 2) {
+                    assert_eq!(job, 9);
+                    break;
+                }
+                sleepers.announce(0);
+                if queues.any() {
+                    sleepers.retract(0);
+                    continue;
+                }
+                parker.park(token);
+                sleepers.retract(0);
+            }
+            refuser.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn refused_job_reaches_a_sleeper() {
+        hand_off(false);
+    }
+
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn uncounted_refusal_is_lost_when_weakened() {
+        hand_off(true);
+    }
+}
