@@ -27,6 +27,7 @@ mod league;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod memory;
+mod ordered;
 mod parallel;
 mod placement;
 mod preload;

@@ -343,3 +343,41 @@ fn end_drain_wakes_the_master() {
         other.join().unwrap();
     });
 }
+
+/// An ordered loop's turns (`ordered.rs`), two members with two chunks each
+/// (member 0 holds turns 0 and 2, member 1 turns 1 and 3), members that
+/// sleep: the turns are taken in order and each passer wakes the one
+/// member waiting for the next turn (loom reports a deadlock if a wake-up
+/// is lost). `keyed`: the table's slots are the turn modulo 2, as for a
+/// dynamic loop of chunk 1; otherwise every turn maps to slot 0, so that
+/// the two waiters collide and the loop falls back to waking the team.
+/// Weakened, `HERD_OMP_WEAKEN=ordered-nowake` (the passer wakes nobody):
+/// deadlock.
+fn ordered_turns(keyed: bool) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(move || {
+        let team = Arc::new(Team::new(2, None));
+        let waiters = Arc::new(crate::ordered::TurnWaiters::new(2));
+        let turn = Arc::new(loom::sync::atomic::AtomicU64::new(0));
+        let taken = Arc::new(AtomicUsize::new(0));
+        members(&team, 2, move |team, me| {
+            let key = |t: u64| if keyed { (t % 2) as usize } else { 0 };
+            for a in [me as u64, me as u64 + 2] {
+                waiters.wait(&turn, a, key(a), me);
+                assert_eq!(taken.fetch_add(1, Ordering::Relaxed) as u64, a, "turn taken out of order");
+                waiters.pass(team, &turn, a + 1, key(a + 1));
+            }
+        });
+    });
+}
+
+#[test]
+fn ordered_turns_wake_their_waiter() {
+    ordered_turns(true);
+}
+
+#[test]
+fn ordered_turns_fall_back_to_waking_the_team() {
+    ordered_turns(false);
+}

@@ -220,7 +220,7 @@ impl Team {
             cancelled: CachePadded::new(AtomicU32::new(0)),
             ws_cancel: CachePadded::new(AtomicU32::new(0)),
             ws: (0..WS_RING)
-                .map(|i| CachePadded::new(WorkShare::new(i as u64)))
+                .map(|i| CachePadded::new(WorkShare::new(i as u64, n)))
                 .collect::<Box<[_]>>()
                 .try_into()
                 .unwrap_or_else(|_| unreachable!("WS_RING entries")),

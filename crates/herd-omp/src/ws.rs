@@ -17,9 +17,10 @@
 //! **Ordered.** Chunks partition the iteration space in increasing order, so
 //! the turn is an iteration index: the member holding chunk `[a, b)` may
 //! enter an ordered section when `turn == a`; when it finishes the chunk it
-//! waits for `turn == a` and stores `b`, waking the team. A member finishes
-//! its chunk before taking the next, so the lowest unfinished chunk never
-//! waits and the order cannot deadlock.
+//! waits for `turn == a` and stores `b`, waking the one member waiting for
+//! turn `b` (`ordered.rs`). A member finishes its chunk before taking the
+//! next, so the lowest unfinished chunk never waits and the order cannot
+//! deadlock.
 //!
 //! **No task runs in these waits** (for a free or a ready entry, for an
 //! ordered turn): none of them is a task scheduling point, so the member
@@ -27,6 +28,7 @@
 //! the tasks wait for a scheduling point of some member.
 
 use crate::icv::{Sched, SchedKind};
+use crate::ordered::TurnWaiters;
 use crate::team::{Team, WS_RING};
 use crate::thread::{self, ThreadState};
 use crate::wait::{self, AtomicU32, AtomicU64, Observe};
@@ -57,6 +59,8 @@ pub(crate) struct WorkShare {
     /// Doacross loops: the posted words (see `doacross`), built by the
     /// initialiser, dropped by the last member to leave.
     doacross: UnsafeCell<Option<Box<crate::doacross::Doacross>>>,
+    /// Ordered loops: who waits for which turn (`ordered.rs`).
+    turn_waiters: TurnWaiters,
 }
 
 /// The words the members write: per construct (`state`, `left`) and per
@@ -111,7 +115,8 @@ impl Default for LoopParams {
 }
 
 impl WorkShare {
-    pub(crate) fn new(s: u64) -> WorkShare {
+    /// Entry for construct `s` of a team of `n`.
+    pub(crate) fn new(s: u64, n: usize) -> WorkShare {
         WorkShare {
             hot: CachePadded::new(Hot {
                 state: AtomicU64::new(4 * s),
@@ -126,6 +131,7 @@ impl WorkShare {
             mem: UnsafeCell::new(Vec::new()),
             task_reductions: AtomicPtr::new(std::ptr::null_mut()),
             doacross: UnsafeCell::new(None),
+            turn_waiters: TurnWaiters::new(n),
         }
     }
 
@@ -358,6 +364,7 @@ fn init_loop(ws: &WorkShare, p: LoopParams, mem: Option<*mut *mut libc::c_void>,
     ws.hot.next.store(0, Ordering::Relaxed);
     ws.cancelled.store(0, Ordering::Relaxed);
     ws.hot.turn.store(0, Ordering::Relaxed);
+    ws.turn_waiters.reset();
 }
 
 /// Initialises the first construct of a combined `parallel loop` /
@@ -536,14 +543,33 @@ pub(crate) fn with_doacross<R>(f: impl FnOnce(&crate::doacross::Doacross, &Team)
 
 fn finish_ordered_chunk(team: &Team, ws: &WorkShare, ts: &ThreadState) {
     if let Some((a, b)) = ts.ordered_chunk.take() {
-        wait_turn(ws, a);
-        ws.hot.turn.swap(b, Ordering::SeqCst);
-        team.wake_all();
+        wait_turn(team, ws, ts, a);
+        ws.turn_waiters.pass(team, &ws.hot.turn, b, turn_key(ws.params(), team.n, b));
     }
 }
 
-fn wait_turn(ws: &WorkShare, a: u64) {
-    wait::until_without_tasks(|last| ws.hot.turn.observe(last) == a);
+/// Waits (as the calling member) until it is turn `a` of the current loop.
+fn wait_turn(team: &Team, ws: &WorkShare, ts: &ThreadState, a: u64) {
+    if ws.hot.turn.load(Ordering::Acquire) == a {
+        return;
+    }
+    let key = turn_key(ws.params(), team.n, a);
+    ws.turn_waiters.wait(&ws.hot.turn, a, key, ts.num.get() as usize);
+}
+
+/// The waiter-table slot of the chunk starting at `a` (see `ordered.rs`):
+/// the chunk's number modulo `n`, or the block's owner under a static
+/// schedule of one block per member.
+fn turn_key(p: &LoopParams, n: usize, a: u64) -> usize {
+    let n = n.max(1) as u64;
+    let key = match (p.kind, p.chunk) {
+        (SchedKind::Static | SchedKind::Auto, 0) if p.count > 0 => {
+            herd::partition::block_owner(p.count, a.min(p.count - 1), n)
+        }
+        (SchedKind::Static | SchedKind::Auto, 0) => 0,
+        (_, chunk) => a / chunk.max(1) % n,
+    };
+    (key % n) as usize
 }
 
 /// `GOMP_ordered_start`: waits for the turn of the calling member's chunk.
@@ -551,7 +577,7 @@ pub(crate) fn ordered_start() {
     thread::with(|ts| {
         let Some((a, _)) = ts.ordered_chunk.get() else { return };
         let (team, _) = team_of(ts);
-        wait_turn(current(team, ts), a);
+        wait_turn(team, current(team, ts), ts, a);
     })
 }
 
