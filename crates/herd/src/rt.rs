@@ -116,7 +116,7 @@ pub fn wait_until_without_jobs(done: impl Fn(bool) -> bool) {
         // counted in `parked_waiters` alike, for `wake_waiting`.
         Some((reg, slot)) => {
             let parked = reg.parked_waiters.guard();
-            reg.wait_until(None, reg.parker(slot), |last| {
+            reg.wait_without_jobs(slot, |last| {
                 parked.check(last);
                 done(last)
             });
@@ -207,15 +207,24 @@ impl PoolHandle {
 
     /// Wakes every participant of `slots` that sleeps in [`wait_until`]:
     /// one load when none does (the pool counts its sleepers there, see
-    /// `sync/parked.rs`), else [`PoolHandle::wake`] on each. Call after the
-    /// `SeqCst` read-modify-write that makes their condition true, as
+    /// `sync/parked.rs`). Otherwise, for `slots` starting at 0 (a team), a
+    /// wake-up *cascade* (`sync/cascade.rs`): the caller wakes the
+    /// sleepers at the top of a tree of the slots and each woken participant
+    /// wakes those of its subtree, so that no thread issues more than a few
+    /// wake-ups however large the team (the caller alone would issue one per
+    /// sleeper). Any other range: [`PoolHandle::wake`] on each. Call after
+    /// the `SeqCst` read-modify-write that makes their condition true, as
     /// `wake`. (A participant idle between regions is not counted: this is
     /// for waits on a runtime's own words.)
     #[inline]
     pub fn wake_waiting(&self, slots: std::ops::Range<usize>) {
         if self.reg.parked_waiters.any() {
-            for i in slots {
-                self.wake(i);
+            if slots.start == 0 {
+                self.reg.cascade.wake(slots.end, |s| self.reg.parker(s));
+            } else {
+                for i in slots {
+                    self.wake(i);
+                }
             }
         }
     }

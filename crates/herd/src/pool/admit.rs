@@ -160,6 +160,9 @@ impl Registry {
                     self.sleepers.announce(slot);
                 }
                 parker.park_unless(token, || done(true));
+                if std::ptr::eq(parker, self.parker(slot)) {
+                    self.cascade.take(slot, |s| self.parker(s));
+                }
                 if announced && !self.sleepers.retract(slot) {
                     // A pusher woke this waiter for its job: take it, or
                     // wake another participant for it.

@@ -194,6 +194,29 @@ impl Registry {
         spin: Option<Duration>,
         done: impl Fn(bool) -> bool,
     ) -> Waited {
+        let owner = slot.filter(|&s| std::ptr::eq(parker, self.parker(s)));
+        self.wait_core(slot, owner, parker, spin, done)
+    }
+
+    /// [`Registry::wait_until`] for the occupant of `slot` that runs no
+    /// job meanwhile (`rt::wait_until_without_jobs`), sleeping on its
+    /// slot's parker.
+    pub(crate) fn wait_without_jobs(&self, slot: usize, done: impl Fn(bool) -> bool) {
+        self.wait_core(None, Some(slot), self.parker(slot), self.spin(), done);
+    }
+
+    /// The wait loop. `slot`: the participant that runs jobs while it
+    /// waits (`None`: none run); `owner`: the slot whose parker `parker`
+    /// is, which takes a wake-up cascade handed to it after each park
+    /// (`sync/cascade.rs`).
+    fn wait_core(
+        &self,
+        slot: Option<usize>,
+        owner: Option<usize>,
+        parker: &Parker,
+        spin: Option<Duration>,
+        done: impl Fn(bool) -> bool,
+    ) -> Waited {
         // While spinning, the condition (usually one cache line of our own) is
         // checked every iteration and the queues every `STEAL_EVERY`, so that a
         // region post is noticed within a few nanoseconds while idle
@@ -287,6 +310,9 @@ impl Registry {
                 parker.park_unless(token, || done(true) || (throttled && self.unthrottled_now(slot)));
                 if trace::enabled() {
                     trace::end(trace::Kind::Sleep, slot.unwrap_or(usize::MAX) as u64);
+                }
+                if let Some(o) = owner {
+                    self.cascade.take(o, |s| self.parker(s));
                 }
             }
             if let Some(s) = announced {

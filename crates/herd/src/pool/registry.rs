@@ -24,7 +24,7 @@ use crate::config::{Dispatch, WaitPolicy};
 use crate::placement::Placement;
 use crate::sched::{AllCounters, JobRef, Pending, Queues, Scheduler};
 use crate::shepherds::Shepherds;
-use crate::sync::{Parked, Parker, Sleepers};
+use crate::sync::{Cascade, Parked, Parker, Sleepers};
 use crate::topology::Topology;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -73,6 +73,10 @@ pub(crate) struct Registry {
     /// a runtime waking every member that may wait on a word it changed
     /// loads this first ([`crate::rt::PoolHandle::wake_waiting`]).
     pub(crate) parked_waiters: Parked,
+    /// Hand-off words of the wake-up cascade of
+    /// [`crate::rt::PoolHandle::wake_waiting`] (`sync/cascade.rs`), taken by
+    /// each participant after each park.
+    pub(crate) cascade: Cascade,
     /// Per slot, the jobs its occupant took while it could run only some
     /// jobs (`admit.rs`) and refused: pushed only by that occupant, taken by
     /// anyone; with a per-group summary of where they are (`refused.rs`).
@@ -135,6 +139,7 @@ impl Registry {
             posts: CachePadded::new(AtomicU64::new(1)),
             sleepers: Sleepers::new(n),
             parked_waiters: Parked::new(),
+            cascade: Cascade::new(n),
             refused,
             team: AtomicUsize::new(n),
             keep_master_binding: false,

@@ -5,12 +5,14 @@
 //! Under `--cfg loom` the atomics come from loom so that the protocols can be
 //! model-checked (see `tests` in each file).
 
+mod cascade;
 pub(crate) mod latch;
 mod observe;
 mod parked;
 mod parker;
 mod sleepers;
 
+pub(crate) use cascade::Cascade;
 pub(crate) use latch::{CountLatch, LockLatch, SetLatch};
 pub use observe::Observe;
 pub(crate) use parked::Parked;

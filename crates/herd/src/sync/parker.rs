@@ -92,6 +92,12 @@ impl Parker {
     pub(crate) fn unpark_if_sleeping(&self) -> bool {
         self.word.load(Ordering::SeqCst) & SLEEPING != 0 && self.unpark()
     }
+
+    /// Whether the owner is asleep (or about to sleep) now; for tests.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn is_sleeping(&self) -> bool {
+        self.word.load(Ordering::SeqCst) & SLEEPING != 0
+    }
 }
 
 #[cfg(not(loom))]
