@@ -253,7 +253,10 @@ impl Team {
     /// Wakes every member that sleeps (after the read-modify-write that made
     /// its condition true): one load of the pool's count of sleeping waiters
     /// when none sleeps (`herd::rt::PoolHandle::wake_waiting`), not a load
-    /// of every member's parker line on each worksharing construct.
+    /// of every member's parker line on each worksharing construct; when
+    /// some sleep, herd's wake-up cascade (each woken member wakes the
+    /// sleepers of its subtree), so that no thread issues a wake-up per
+    /// sleeper.
     pub(crate) fn wake_all(&self) {
         if let Some(h) = &self.handle {
             h.wake_waiting(0..self.n);

@@ -24,8 +24,9 @@
 //! scheduling point: a member still waiting there ran a task a member
 //! already released had created.) It spins, then sleeps; the opener wakes
 //! the sleepers after its swap (`Team::wake_all`: one load of the pool's
-//! count of sleeping waiters when nobody sleeps) — the conditional-wake
-//! rule, so no wake-up is lost.
+//! count of sleeping waiters when nobody sleeps, else herd's wake-up
+//! cascade, in which no thread issues more than ~8 wake-ups) — the
+//! conditional-wake rule, so no wake-up is lost.
 
 use crate::team::Team;
 use crate::wait::{self, AtomicU32, Observe};
