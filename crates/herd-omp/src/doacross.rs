@@ -229,14 +229,18 @@ impl Doacross {
             return;
         }
         // Store, then load the waiter count: see the module doc (a waiter
-        // registered before its last check of `w`).
-        if self.asymmetric {
+        // registered before its last check of `w`). The load is `SeqCst`
+        // after the `SeqCst` swap; after the light fence the order comes
+        // from the waiters' heavy fence, and the load only acquires.
+        let order = if self.asymmetric {
             w.store(f, Ordering::Release);
             fence::light();
+            Ordering::Acquire
         } else {
             w.swap(f, Ordering::SeqCst);
-        }
-        if self.word(k, WAITERS).load(Ordering::SeqCst) != 0 {
+            Ordering::SeqCst
+        };
+        if self.word(k, WAITERS).load(order) != 0 {
             self.wake_waiters(team, k, f);
         }
     }
@@ -303,12 +307,19 @@ impl Doacross {
                 self.register(k, me, f);
                 // One heavy fence per wait: every post after it sees the
                 // registration (see `fence`).
-                if self.asymmetric && !wait::weakened("doacross-no-heavy-fence") {
+                if self.asymmetric {
                     fence::heavy();
                 }
                 registered.set(true);
             }
-            w.observe(last) >= f
+            // The last check before sleeping: after the heavy fence a load
+            // sees every post the registration may have missed (and, unlike
+            // the read-modify-write the swapping post pairs with, takes no
+            // ownership of the poster's line). The member's parker
+            // announcement precedes the registration, so a poster that
+            // sees the registration sees the announcement (`Team::wake`).
+            let v = if self.asymmetric && last { w.load(Ordering::Acquire) } else { w.observe(last) };
+            v >= f
         });
         if registered.get() {
             self.unregister(k, me);

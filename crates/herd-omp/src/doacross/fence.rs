@@ -25,11 +25,13 @@
 //! PRIVATE_EXPEDITED`); where the kernel or a seccomp filter refuses,
 //! the post keeps the read-modify-write (`Doacross` asks once per loop).
 //!
-//! Under loom (which has no asymmetric fence) both sides are modelled by
-//! what the pairing guarantees: a `SeqCst` fence in the poster between its
-//! store and its load, present only because the waiter calls [`heavy`].
-//! `HERD_OMP_WEAKEN=doacross-no-heavy-fence` removes the waiter's call and
-//! with it that fence, and the doacross model then loses a wake-up.
+//! Under loom (which has no asymmetric fence) the pairing is modelled by
+//! what membarrier(2) guarantees: a `SeqCst` fence in the waiter (the
+//! system call) and one in the poster between its store and its load (the
+//! barrier the call runs on the poster's CPU), the latter present only
+//! because the waiter calls [`heavy`]. `HERD_OMP_WEAKEN=doacross-no-heavy-fence`
+//! removes the waiter's call and with it both fences, and the doacross model
+//! then loses a wake-up.
 
 /// The poster's side: orders the compiler only (the CPU's order comes from
 /// the waiter's [`heavy`]).
@@ -43,9 +45,7 @@ pub(crate) fn light() {
 /// program (see the module doc).
 #[cfg(loom)]
 pub(crate) fn light() {
-    if !crate::wait::weakened("doacross-no-heavy-fence") {
-        loom::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-    }
+    heavy();
 }
 
 #[cfg(not(loom))]
@@ -95,9 +95,13 @@ pub(crate) fn heavy() {
     assert!(r == 0, "herd-omp: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration");
 }
 
-/// Under loom: modelled in [`light`].
+/// Under loom: the waiter's full barrier (see the module doc).
 #[cfg(loom)]
-pub(crate) fn heavy() {}
+pub(crate) fn heavy() {
+    if !crate::wait::weakened("doacross-no-heavy-fence") {
+        loom::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+}
 
 /// Under loom the models choose the post's variant themselves.
 #[cfg(loom)]
