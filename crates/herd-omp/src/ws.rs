@@ -529,15 +529,16 @@ pub(crate) fn loop_end(barrier: bool) {
     })
 }
 
-/// Runs `f` on the current loop's doacross state, if it has one.
-pub(crate) fn with_doacross<R>(f: impl FnOnce(&crate::doacross::Doacross, &Team) -> R) -> Option<R> {
+/// Runs `f` on the current loop's doacross state, if it has one, with the
+/// team and the caller's member number.
+pub(crate) fn with_doacross<R>(f: impl FnOnce(&crate::doacross::Doacross, &Team, usize) -> R) -> Option<R> {
     thread::with(|ts| {
-        let (team, _) = team_of(ts);
+        let (team, me) = team_of(ts);
         let ws = current(team, ts);
         // SAFETY: the caller is inside the loop (between its start and its
         // end), so the entry is ready and not yet reset.
         let d = unsafe { (*ws.doacross.get()).as_deref() }?;
-        Some(f(d, team))
+        Some(f(d, team, me))
     })
 }
 
