@@ -40,9 +40,13 @@
 //! O(team / 64) mask words, no wake for a waiter of another slot or of a
 //! later iteration. One of the two sides sees the other, so a registered
 //! waiter is always woken: the store→load order on each side comes from
-//! the post's `SeqCst` swap, or — where the kernel has membarrier(2) — from
-//! the waiter's heavy fence alone, leaving the post a plain store
-//! (`doacross/fence.rs` has the argument; loom models both below).
+//! the post's `SeqCst` swap, or — where the kernel has membarrier(2) and
+//! the pool's waiters spin before they sleep — from the waiter's heavy
+//! fence alone, leaving the post a plain store (`doacross/fence.rs` has the
+//! argument; loom models both below). A pool whose waits sleep at once
+//! (passive, or oversubscribed) keeps the swap: there every wait would pay
+//! the heavy fence, which interrupts every CPU running a thread of the
+//! process.
 
 mod abi;
 mod fence;
@@ -186,7 +190,11 @@ impl Doacross {
             stride,
             reg,
             mask_words,
-            asymmetric: fence::available(),
+            // The heavy fence is paid per sleep, and interrupts every CPU
+            // running a thread of the process: worth it where waiters spin
+            // first and rarely sleep, not where every wait sleeps (a passive
+            // policy, or an oversubscribed pool), which keep the swap.
+            asymmetric: fence::available() && !herd::rt::current_waits_sleep_at_once(),
             want: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
         }))
     }

@@ -150,6 +150,15 @@ pub unsafe fn push(data: *const (), run: unsafe fn(*const ())) -> bool {
     with_current(|cur| cur.map(|(reg, slot)| reg.push_job(slot, job)).is_some())
 }
 
+/// Whether the calling participant's pool sleeps at once in its waits (a
+/// passive wait policy, or more participants than cores) rather than
+/// spinning first; `false` off the pool. For a runtime that chooses between
+/// a protocol that favours spinning waiters and one that favours sleeping
+/// ones (herd-omp's doacross post).
+pub fn current_waits_sleep_at_once() -> bool {
+    with_current(|cur| cur.is_some_and(|(reg, _)| reg.spin() == Some(std::time::Duration::ZERO)))
+}
+
 /// Jobs queued on the calling participant's own deque (0 off the pool):
 /// a runtime can run new work inline when enough is already stealable
 /// (lazy task creation).
