@@ -11,6 +11,7 @@
 //! (serialized: `if(0)`, `num_threads(1)`, beyond `max-active-levels`) run on
 //! the encountering thread with a team of one.
 
+use crate::env::ProcBind;
 use crate::icv::Icv;
 use crate::placement;
 use crate::runtime::{self, Root};
@@ -126,7 +127,11 @@ fn parallel_in(
         let g = runtime::global();
         let mut child = icv;
         child.nthreads = g.nthreads_at(level + 1, icv.nthreads);
-        child.bind = g.bind_at(level + 1, icv.bind);
+        // The members' bind-var: the list's element for their level, else the
+        // clause's policy (where binding is on), else the parent's value —
+        // libgomp's rule, which programs observe through omp_get_proc_bind.
+        let clause = ProcBind::from_raw(flags & 7).filter(|_| icv.bind != ProcBind::False);
+        child.bind = g.bind_at(level + 1, clause.unwrap_or(icv.bind));
         let layout = if n > 1 { placement::layout(flags & 7, icv.bind, ts.partition.get()) } else { None };
         let spec = Spec { f, data, first, child, red, layout };
         let at = Nesting { level: level + 1, active: active + 1 };

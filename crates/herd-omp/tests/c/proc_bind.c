@@ -11,6 +11,11 @@
  * evenly. Nested: inside a spread team, a close team stays inside the
  * outer thread's narrowed partition. With OMP_PROC_BIND=spread,close the
  * list gives the nested level's policy.
+ * The bind-var a region's threads see (omp_get_proc_bind) is the
+ * OMP_PROC_BIND list's element for their nesting level where the list has
+ * one; else, where binding is on, the policy of the region's proc_bind
+ * clause; else the encountering task's (libgomp's rule, which programs
+ * observe): checked in serialized and active regions three levels deep.
  * EXPECT_BOUND=1: binding is on (OMP_PLACES / OMP_PROC_BIND set); else every
  * place number must be -1. EXPECT_PLACES=n: the number of places. */
 #include "check.h"
@@ -133,8 +138,75 @@ static void judge(const char *what, int kind, int t, struct seen *s, int m, cons
           t > 1 ? s[1].part_len : -1, t > 1 ? s[1].part[0] : -1);
 }
 
+/* The OMP_PROC_BIND list (0 false .. 4 spread); its length, 0 when unset. */
+static int bind_list[8], bind_list_len;
+
+static void parse_bind_list(void) {
+    const char *e = getenv("OMP_PROC_BIND");
+    static const char *names[] = {"false", "true", "master", "close", "spread", "primary"};
+    while (e && *e && bind_list_len < 8) {
+        size_t len = strcspn(e, ",");
+        for (int k = 0; k < 6; k++)
+            if (strlen(names[k]) == len && strncasecmp(e, names[k], len) == 0) bind_list[bind_list_len++] = k == 5 ? 2 : k;
+        e += len + (e[len] == ',');
+    }
+}
+
+/* bind-var expected at `level` under clause `c` (0: none), parent's `p`. */
+static int want_bind(int level, int c, int p) {
+    if (bind_list_len > 1 && level < bind_list_len) return bind_list[level];
+    return p != 0 && c != 0 ? c : p;
+}
+
+/* Fails counts mismatches of bind-var: `got` seen at `level` with clause c. */
+static int bind_bad;
+static void see_bind(int level, int c, int p) {
+    int got = (int)omp_get_proc_bind(), want = want_bind(level, c, p);
+    if (got != want) {
+        __atomic_fetch_add(&bind_bad, 1, __ATOMIC_RELAXED);
+        printf("# bind-var at level %d, clause %d, parent %d: %d, want %d\n", level, c, p, got, want);
+    }
+}
+
+/* Regions at levels 1..3 under every clause, serialized (if(0)) and active
+ * (two threads at level 1), checking every thread's bind-var. */
+static void bind_var_checks(void) {
+    parse_bind_list();
+    int b0 = (int)omp_get_proc_bind();
+    omp_set_max_active_levels(2);
+    for (int act = 0; act < 2; act++)
+        for (int c1 = 0; c1 <= 4; c1++) {
+            if (c1 == 1) continue;
+#define REGION(c, body)                                                                            \
+    if ((c) == 0) {                                                                                \
+        _Pragma("omp parallel num_threads(2) if(act)") body                                        \
+    } else if ((c) == 2) {                                                                         \
+        _Pragma("omp parallel num_threads(2) if(act) proc_bind(primary)") body                     \
+    } else if ((c) == 3) {                                                                         \
+        _Pragma("omp parallel num_threads(2) if(act) proc_bind(close)") body                       \
+    } else {                                                                                       \
+        _Pragma("omp parallel num_threads(2) if(act) proc_bind(spread)") body                      \
+    }
+            REGION(c1, {
+                see_bind(1, c1, b0);
+                int b1 = want_bind(1, c1, b0);
+                for (int c2 = 0; c2 <= 4; c2++) {
+                    if (c2 == 1) continue;
+                    REGION(c2, {
+                        see_bind(2, c2, b1);
+                        int b2 = want_bind(2, c2, b1);
+                        for (int c3 = 0; c3 <= 4; c3 += 2) REGION(c3, { see_bind(3, c3, b2); })
+                    })
+                }
+            })
+#undef REGION
+        }
+    CHECK("bind_var.clause_and_list", bind_bad == 0, "%d region(s) with the wrong bind-var (see # lines)", bind_bad);
+}
+
 int main(void) {
     check_begin("proc_bind");
+    bind_var_checks();
     bound = (int)env_long("EXPECT_BOUND", 0);
     int nplaces = omp_get_num_places();
     if (bound) CHECK_EQ("num_places", nplaces, (int)env_long("EXPECT_PLACES", nplaces));

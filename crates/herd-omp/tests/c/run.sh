@@ -199,6 +199,7 @@ configs() {
         printf 'one_place\tOMP_PLACES={0:%s} EXPECT_BOUND=1 EXPECT_PLACES=1\n' "$ncpu"
         printf 'proc_bind=true\tOMP_PROC_BIND=true EXPECT_BOUND=1\n'
         printf 'proc_bind=spread,close\tOMP_PROC_BIND=spread,close OMP_PLACES=threads EXPECT_BOUND=1 EXPECT_NESTED_CLOSE_IN_SPREAD=1\n'
+        printf 'proc_bind=close,spread,primary\tOMP_PROC_BIND=close,spread,primary EXPECT_BOUND=1\n'
         ;;
     teams)
         printf 'teams=4\tOMP_NUM_TEAMS=4 EXPECT_NUM_TEAMS=4\n'
