@@ -3,7 +3,7 @@
 # libgomp and under herd's libgomp.so.1 replacement, at several OMP_NUM_THREADS.
 #
 #   gcc-testsuite.sh [--herd DIR] [--out DIR] [--threads "unset 1 2 4"]
-#                    [--timeout SECS] [--jobs N] SRC...
+#                    [--timeout SECS] [--jobs N] [--c-as-cxx] [--opt FLAGS] SRC...
 #
 #   SRC        test sources or directories of them (e.g. a gcc source tree's
 #              libgomp/testsuite/libgomp.c, libgomp.c-c++-common, libgomp.c++,
@@ -18,6 +18,8 @@
 #   --jobs N   tests run at once (default 1)
 #   --c-as-cxx .c files are built with g++ (as gcc's libgomp.c-c++-common is
 #              run both ways); their results are named TEST.c+
+#   --opt "FLAGS"  the options of tests that give no dg-options (default -O2;
+#              gcc's own harness also runs Fortran at -O0, -O1, -O3 …)
 #
 # Skipped (recorded as SKIP with the reason): dg-do compile/link/preprocess
 # tests, tests using offloading or OpenACC (in the test, a local file it includes or
@@ -43,7 +45,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-herd="$root/target/release/gomp" out=/tmp/gcc-testsuite threads="unset 1 2 4" tmo=60 jobs=1 c_as_cxx=0
+herd="$root/target/release/gomp" out=/tmp/gcc-testsuite threads="unset 1 2 4" tmo=60 jobs=1 c_as_cxx=0 dflt_opt="-O2"
 srcs=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
   --timeout) tmo=$2; shift ;;
   --jobs) jobs=$2; shift ;;
   --c-as-cxx) c_as_cxx=1 ;;
+  --opt) dflt_opt=$2; shift ;;
   -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
   *) srcs+=("$1") ;;
   esac
@@ -106,7 +109,7 @@ one() {  # one test source
   local optlines
   optlines=$(grep -E 'dg-(additional-)?options' "$f" | grep -Ev '\{ *target' ; grep -E 'dg-(additional-)?options' "$f" | grep -E "$sel")
   opts=$(echo "$optlines" | sed -n 's/.*dg-options "\([^"]*\)".*/\1/p' | head -1)
-  [ -z "$opts" ] && opts="-O2"
+  [ -z "$opts" ] && opts="$dflt_opt"
   addopts=$(echo "$optlines" | sed -n 's/.*dg-additional-options "\([^"]*\)".*/\1/p' | tr '\n' ' ')
   extra=""
   for s in $(sed -n 's/.*dg-additional-sources *"\?\([^"}]*\)"\?.*/\1/p' "$f"); do
@@ -149,7 +152,7 @@ one() {  # one test source
   echo -e "$times" > "$out/times/$n"
 }
 export -f one
-export out herd threads tmo c_as_cxx
+export out herd threads tmo c_as_cxx dflt_opt
 
 files=()
 for s in "${srcs[@]}"; do
