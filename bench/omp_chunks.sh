@@ -13,15 +13,5 @@ out=${TMPDIR:-/tmp}/herd-omp-chunks
 . bench/omp_runtimes.sh
 omp_runtimes "$out"
 gcc -O2 -fopenmp bench/omp_chunks.c -o "$out/omp_chunks"
-declare -A all
-for r in $(seq "$ROUNDS"); do
-  for rt in $rts; do
-    while read -r case ns; do
-      all[$rt/$case]+="$ns "
-      echo "round $r $rt $case $ns ns"
-    done < <(OMP_NUM_THREADS=$THREADS LD_LIBRARY_PATH=$(omp_runtime_dir "$rt") "$out/omp_chunks")
-  done
-done
-for key in $(printf '%s\n' "${!all[@]}" | sort); do
-  echo "median $key $(printf '%s\n' ${all[$key]} | median) ns"
-done
+run() { OMP_NUM_THREADS=$THREADS "$out/omp_chunks"; }
+omp_rounds "$ROUNDS" ns run

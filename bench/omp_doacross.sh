@@ -10,15 +10,5 @@ out=${TMPDIR:-/tmp}/herd-omp-doacross
 . bench/omp_runtimes.sh
 omp_runtimes "$out"
 gcc -O2 -fopenmp bench/omp_doacross.c -o "$out/omp_doacross"
-declare -A all
-for r in $(seq "$ROUNDS"); do
-  for rt in $rts; do
-    ms=$(OMP_NUM_THREADS=$THREADS LD_LIBRARY_PATH=$(omp_runtime_dir "$rt") "$out/omp_doacross" | sed -n 's/.*median \([0-9.]*\) ms/\1/p')
-    [ -n "$ms" ] || { echo "$rt: no result" >&2; exit 1; }
-    all[$rt]+="$ms "
-    echo "round $r $rt $ms ms"
-  done
-done
-for rt in $rts; do
-  echo "median $rt $(printf '%s\n' ${all[$rt]} | median) ms"
-done
+run() { OMP_NUM_THREADS=$THREADS "$out/omp_doacross" | sed -n 's/.*median \([0-9.]*\) ms/wavefront \1/p'; }
+omp_rounds "$ROUNDS" ms run

@@ -12,16 +12,8 @@ out=${TMPDIR:-/tmp}/herd-omp-ordered
 . bench/omp_runtimes.sh
 omp_runtimes "$out"
 gcc -O2 -fopenmp bench/omp_ordered.c -o "$out/omp_ordered"
-declare -A all
-for r in $(seq "$ROUNDS"); do
-  for rt in $rts; do
-    us=$(env ${WAIT:+OMP_WAIT_POLICY=$WAIT} OMP_NUM_THREADS=$THREADS LD_LIBRARY_PATH=$(omp_runtime_dir "$rt") \
-      "$out/omp_ordered" "$ITERS" "$WORK" 5 | sed -n 's/.*median \([0-9.]*\) us\/iter/\1/p')
-    [ -n "$us" ] || { echo "$rt: no result" >&2; exit 1; }
-    all[$rt]+="$us "
-    echo "round $r $rt $us us/iter"
-  done
-done
-for rt in $rts; do
-  echo "median $rt $(printf '%s\n' ${all[$rt]} | median) us/iter"
-done
+run() {
+  env ${WAIT:+OMP_WAIT_POLICY=$WAIT} OMP_NUM_THREADS=$THREADS "$out/omp_ordered" "$ITERS" "$WORK" 5 |
+    sed -n 's/.*median \([0-9.]*\) us\/iter/turn \1/p'
+}
+omp_rounds "$ROUNDS" us run

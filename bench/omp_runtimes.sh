@@ -29,3 +29,28 @@ omp_runtime_dir() {
 median() {
     sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
 }
+
+# omp_rounds ROUNDS UNIT CMD...: runs CMD (a command or shell function that
+# prints "CASE VALUE" lines) under each runtime of $rts, alternately ROUNDS
+# times, LD_LIBRARY_PATH selecting the runtime; prints every run's values and
+# the median over rounds per runtime and case (the VM's speed drifts between
+# rounds: only alternating medians compare).
+omp_rounds() {
+    local rounds=$1 unit=$2 r rt case v got key
+    shift 2
+    declare -A all
+    for r in $(seq "$rounds"); do
+        for rt in $rts; do
+            got=0
+            while read -r case v; do
+                all[$rt/$case]+="$v "
+                got=1
+                echo "round $r $rt $case $v $unit"
+            done < <(LD_LIBRARY_PATH=$(omp_runtime_dir "$rt") "$@")
+            [ "$got" = 1 ] || { echo "$rt: no result" >&2; return 1; }
+        done
+    done
+    for key in $(printf '%s\n' "${!all[@]}" | sort); do
+        echo "median $key $(printf '%s\n' ${all[$key]} | median) $unit"
+    done
+}
