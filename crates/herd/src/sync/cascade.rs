@@ -20,8 +20,10 @@
 //! up the wake-up of its subtree.
 //!
 //! **Hand-off.** Per slot a word holds `end` of a requested cascade (0:
-//! none). To hand `p` its subtree the visitor raises `p`'s word to `end`
-//! (`fetch_max`, `SeqCst`), then `unpark_if_sleeping`s `p`'s parker.
+//! none). A visitor that finds `p`'s parker awake (one `SeqCst` load, the
+//! load `unpark_if_sleeping` makes) visits `p`'s children itself. Else, to
+//! hand `p` its subtree, it raises `p`'s word to `end` (`fetch_max`,
+//! `SeqCst`), then `unpark_if_sleeping`s `p`'s parker.
 //! * It woke `p` (the parker said `SLEEPING`): `p` returns from its park and
 //!   takes the word ([`Cascade::take`], which every participant's wait loop
 //!   calls after each park), so `p` cascades over its subtree.
@@ -99,6 +101,11 @@ impl Cascade {
 
     /// Visits position `p` of a cascade over `0..end`.
     fn visit<'p>(&self, p: usize, end: usize, parker: impl Fn(usize) -> &'p Parker + Copy) -> u32 {
+        // Awake (the common case when few sleep): one load, as
+        // `unpark_if_sleeping`'s own, and no write to `p`'s word.
+        if !parker(p).is_sleeping() {
+            return self.children(p, end, parker);
+        }
         let word = &self.words[p];
         word.fetch_max(end as u32, Ordering::SeqCst);
         if parker(p).unpark_if_sleeping() {

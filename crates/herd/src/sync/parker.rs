@@ -93,8 +93,10 @@ impl Parker {
         self.word.load(Ordering::SeqCst) & SLEEPING != 0 && self.unpark()
     }
 
-    /// Whether the owner is asleep (or about to sleep) now; for tests.
-    #[cfg(all(test, not(loom)))]
+    /// Whether the owner has announced `SLEEPING` (a `SeqCst` load: the
+    /// first half of [`Parker::unpark_if_sleeping`], for a waker that does
+    /// something else before the wake-up when it does).
+    #[inline]
     pub(crate) fn is_sleeping(&self) -> bool {
         self.word.load(Ordering::SeqCst) & SLEEPING != 0
     }
