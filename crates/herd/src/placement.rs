@@ -17,13 +17,6 @@ use crate::topology::{Distance, Place, PlacesSpec, Topology};
 use crate::{Error, Result};
 use serde::Serialize;
 
-/// How many times a participant of an oversubscribed pool yields the CPU in
-/// a wait before it sleeps (it never spins there): the condition is usually
-/// made true by a participant that only needs this CPU, and a yield costs
-/// far less than a futex sleep and wake-up (EPCC barrier at 4 threads on 2
-/// CPUs: 72 → 1.5 µs). libomp yields there too.
-pub(crate) const OVERSUBSCRIBED_YIELDS: u32 = 16;
-
 /// The resolved layout of a pool.
 #[derive(Clone, Debug, Serialize)]
 pub struct Placement {
@@ -149,8 +142,7 @@ pub fn plan(topo: &Topology, req: &PlacementRequest<'_>) -> Result<Placement> {
     let oversubscribed = runnable > usable_pus;
     if oversubscribed {
         notes.push(format!(
-            "oversubscribed: {runnable} runnable threads on {usable_pus} usable PUs; waiting never spins: \
-             it yields the CPU up to {OVERSUBSCRIBED_YIELDS} times, then sleeps"
+            "oversubscribed: {runnable} runnable threads on {usable_pus} usable PUs; waiting never spins"
         ));
     }
 

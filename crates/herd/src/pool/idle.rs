@@ -236,7 +236,6 @@ impl Registry {
         // whether it slept: what the worker loop adapts its spinning to.
         let mut first_clock: Option<Instant> = None;
         let mut slept = false;
-        let mut yields = self.yields_before_sleep;
         let stop_idle = |since: &mut Option<Instant>| {
             if let (Some(t), Some(s)) = (since.take(), slot) {
                 crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);
@@ -284,11 +283,6 @@ impl Registry {
                     if start.elapsed() < limit {
                         continue;
                     }
-                }
-                Some(_) if yields > 0 => {
-                    yields -= 1;
-                    std::thread::yield_now();
-                    continue;
                 }
                 Some(_) => {}
             }

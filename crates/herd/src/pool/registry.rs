@@ -40,12 +40,6 @@ pub(crate) struct Registry {
     pub(crate) dispatch: Dispatch,
     /// `None`: never sleep; `Some(d)`: spin for `d`, then sleep.
     pub(crate) spin: Option<Duration>,
-    /// Yields before sleeping in a wait that does not spin: in a pool of
-    /// more participants than CPUs the condition is usually made true by a
-    /// participant that only needs this CPU (libomp yields there too), and
-    /// a yield costs far less than a futex sleep and wake-up; 0 otherwise
-    /// (a passive policy on enough CPUs sleeps at once, as asked).
-    pub(crate) yields_before_sleep: u32,
     pub(crate) sched: Queues,
     /// Per slot, its jobs still queued: `join`'s lazy-splitting test.
     pub(crate) pending: Arc<Pending>,
@@ -126,10 +120,7 @@ impl Registry {
             }
         };
         let refused = RefusedQueues::new(n, &shepherds.members);
-        let yields_before_sleep =
-            if placement.oversubscribed { crate::placement::OVERSUBSCRIBED_YIELDS } else { 0 };
         Registry {
-            yields_before_sleep,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             topology,
             dispatch,
