@@ -142,7 +142,8 @@ pub fn plan(topo: &Topology, req: &PlacementRequest<'_>) -> Result<Placement> {
     let oversubscribed = runnable > usable_pus;
     if oversubscribed {
         notes.push(format!(
-            "oversubscribed: {runnable} runnable threads on {usable_pus} usable PUs; waiting never spins"
+            "oversubscribed: {runnable} runnable threads on {usable_pus} usable PUs; waiting never spins: \
+             it yields the CPU while yielding pays off (adaptively, per thread), then sleeps"
         ));
     }
 

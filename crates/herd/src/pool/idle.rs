@@ -11,6 +11,7 @@
 
 use super::registry::Registry;
 use super::worker::{slot_in, with_current};
+use super::yields::Yields;
 use crate::sched::{JobRef, Scheduler, Target};
 use crate::sync::{Observe, Parker};
 use crate::trace;
@@ -236,6 +237,8 @@ impl Registry {
         // whether it slept: what the worker loop adapts its spinning to.
         let mut first_clock: Option<Instant> = None;
         let mut slept = false;
+        // Yields before the first sleep, adapted per thread (`yields.rs`).
+        let mut yields = if self.yield_before_sleep { Yields::start() } else { Yields::NONE };
         let stop_idle = |since: &mut Option<Instant>| {
             if let (Some(t), Some(s)) = (since.take(), slot) {
                 crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);
@@ -244,6 +247,7 @@ impl Registry {
         loop {
             if done(false) {
                 stop_idle(&mut idle_since);
+                yields.settle();
                 if owe_wake {
                     self.notify_work(Target::Anyone, slot.unwrap_or(0));
                 }
@@ -253,6 +257,7 @@ impl Registry {
                 if spins.is_multiple_of(STEAL_EVERY) {
                     if let Some(job) = self.find_work(s) {
                         stop_idle(&mut idle_since);
+                        yields.settle();
                         owe_wake = false;
                         self.run_job(s, job);
                         spin_started = None;
@@ -284,6 +289,7 @@ impl Registry {
                         continue;
                     }
                 }
+                Some(_) if yields.take() => continue,
                 Some(_) => {}
             }
             if slot.is_some() && idle_since.is_none() {

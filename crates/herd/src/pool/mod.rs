@@ -23,6 +23,7 @@ mod report;
 mod scope;
 mod tree;
 mod worker;
+mod yields;
 
 pub use builder::PoolBuilder;
 pub use info::{PoolInfo, ShepherdInfo, WorkerInfo};
