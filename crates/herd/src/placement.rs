@@ -35,6 +35,9 @@ pub struct Placement {
     pub distance_from_master: Vec<Distance>,
     /// More runnable threads than usable PUs: waiting never spins.
     pub oversubscribed: bool,
+    /// Distinct PUs the participants' places cover: how many participants
+    /// can run at once.
+    pub usable_pus: usize,
     /// Cores left idle for the OS.
     pub reserved_cores: Vec<usize>,
     /// Human-readable remarks about decisions taken (shown by `herd topo`).
@@ -169,6 +172,7 @@ pub fn plan(topo: &Topology, req: &PlacementRequest<'_>) -> Result<Placement> {
         wake_order,
         distance_from_master,
         oversubscribed,
+        usable_pus,
         reserved_cores,
         notes,
     })

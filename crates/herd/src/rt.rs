@@ -206,6 +206,15 @@ impl PoolHandle {
         PoolHandle { reg: pool.registry().clone() }
     }
 
+    /// How many of the pool's participants can run at once: its number of
+    /// participants, or fewer when it is oversubscribed (the distinct PUs
+    /// its places cover). A runtime shapes its synchronisation by it: with
+    /// `k` participants per PU, a hop of a tree costs a context switch, not
+    /// a cache-line transfer.
+    pub fn concurrency(&self) -> usize {
+        self.reg.placement.usable_pus.min(self.reg.num_threads()).max(1)
+    }
+
     /// Wakes participant `index` if it sleeps in [`wait_until`] (or idles
     /// between regions). Call after the read-modify-write that makes its
     /// condition true.
