@@ -48,13 +48,16 @@ pub(crate) const MAX_YIELDS: u32 = 16;
 /// runs a whole time slice returns milliseconds later, far later than a
 /// futex wake-up would have come (30–70 µs on a VM), and the waiter gives
 /// up its sleeper's claim on the CPU meanwhile: past this, a wait sleeps
-/// and its yields count as failed even if the condition came true.
-const WINDOW: Duration = Duration::from_micros(50);
+/// and its yields count as failed even if the condition came true. With 4
+/// to 8 members per CPU a round of the CPU's run queue takes longer than
+/// 50 µs: EPCC task-barrier at 16 threads on 2 CPUs, window 50 → 200 µs:
+/// 200 → 59 µs (libgomp 56); 500 and 1000 µs measured no better.
+const WINDOW: Duration = Duration::from_micros(200);
 /// A wait that yielded and ended within this of its first yield was short:
 /// the participant it waited for was running, so yields pay (even if this
 /// one ran out of them and slept briefly). A longer wait waited for
 /// something nobody was about to do (new work, a descheduled thread).
-const SHORT: Duration = Duration::from_micros(200);
+const SHORT: Duration = Duration::from_micros(400);
 /// A thread whose budget is 0 tries one yield in this many waits at first.
 const PROBE_EVERY: u32 = 16;
 /// The widest gap between probes (after yields that lost time slices).
