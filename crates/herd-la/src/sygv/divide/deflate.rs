@@ -151,17 +151,25 @@ pub(super) fn deflate(
     let mut bottom = Mat::zeros(n2, counts[1] + counts[2]);
     {
         let (qr, kept, group) = (q.as_ref(), &kept, &group);
-        copy::for_each_col_block(top.as_mut(), copy::width(n1), &|mut block: MatMut<'_, f64>, col0| {
-            for g in 0..block.ncols() {
-                block.as_mut().col_mut(g).copy_from(qr.col(kept[group[col0 + g]]).subrows(0, n1));
-            }
-        });
+        copy::for_each_col_block(
+            top.as_mut(),
+            copy::width(counts[0] + counts[1]),
+            &|mut block: MatMut<'_, f64>, col0| {
+                for g in 0..block.ncols() {
+                    block.as_mut().col_mut(g).copy_from(qr.col(kept[group[col0 + g]]).subrows(0, n1));
+                }
+            },
+        );
         let skip = counts[0];
-        copy::for_each_col_block(bottom.as_mut(), copy::width(n2), &|mut block: MatMut<'_, f64>, col0| {
-            for g in 0..block.ncols() {
-                block.as_mut().col_mut(g).copy_from(qr.col(kept[group[skip + col0 + g]]).subrows(n1, n2));
-            }
-        });
+        copy::for_each_col_block(
+            bottom.as_mut(),
+            copy::width(counts[1] + counts[2]),
+            &|mut block: MatMut<'_, f64>, col0| {
+                for g in 0..block.ncols() {
+                    block.as_mut().col_mut(g).copy_from(qr.col(kept[group[skip + col0 + g]]).subrows(n1, n2));
+                }
+            },
+        );
     }
     let poles = kept.iter().map(|&c| d[c]).collect();
     let weights = kept.iter().map(|&c| z[c]).collect();
