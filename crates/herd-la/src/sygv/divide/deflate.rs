@@ -28,7 +28,7 @@
 use faer::{Mat, MatMut};
 
 use super::super::copy;
-use super::EPS;
+use super::{merge_ascending, EPS};
 
 /// The rank-one problem left by deflation, and the kept columns of `q`.
 pub(super) struct Secular {
@@ -87,7 +87,8 @@ pub(super) fn deflate(
         .map(|c| if c < n1 { q[(n1 - 1, c)] } else { sign * q[(n1, c)] } * std::f64::consts::FRAC_1_SQRT_2)
         .collect();
     let rho = 2.0 * beta.abs();
-    let sorted = merge_orders(d, order1, order2, n1);
+    let shifted: Vec<usize> = order2.iter().map(|&c| c + n1).collect();
+    let sorted = merge_ascending(d, order1, &shifted);
     let dmax = d.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let zmax = z.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let tol = 8.0 * EPS * dmax.max(zmax);
@@ -185,32 +186,4 @@ pub(super) fn deflate(
         }
     }
     Deflation::Partial(Secular { poles, weights, rho, group, counts, top, bottom })
-}
-
-/// All `n` columns ascending in `d`: the merge of the halves' orders.
-fn merge_orders(d: &[f64], order1: &[usize], order2: &[usize], n1: usize) -> Vec<usize> {
-    let mut out = Vec::with_capacity(order1.len() + order2.len());
-    let (mut a, mut b) = (order1.iter().peekable(), order2.iter().map(|&c| c + n1).peekable());
-    loop {
-        match (a.peek(), b.peek()) {
-            (Some(&&x), Some(&y)) => {
-                if d[x] <= d[y] {
-                    out.push(x);
-                    a.next();
-                } else {
-                    out.push(y);
-                    b.next();
-                }
-            }
-            (Some(&&x), None) => {
-                out.push(x);
-                a.next();
-            }
-            (None, Some(&y)) => {
-                out.push(y);
-                b.next();
-            }
-            (None, None) => return out,
-        }
-    }
 }

@@ -17,7 +17,7 @@
 //!    working accuracy without extra precision — rows of `ẑ` in blocks on
 //!    the pool, then the columns of `U` in blocks;
 //! 4. `Q ← diag(Q₁, Q₂)·U` for the kept columns as two GEMMs by herd's
-//!    [`gemm`] over the nonzero rows only (`Q₁`'s rows times the rows of
+//!    [`gemm`] (side by side, `herd::join`) over the nonzero rows only (`Q₁`'s rows times the rows of
 //!    `U` of the top and dense groups, `Q₂`'s times those of the dense and
 //!    bottom groups).
 //!
@@ -30,7 +30,7 @@ use faer::{Mat, MatMut, MatRef};
 
 use super::super::copy;
 use super::deflate::{deflate, Deflation, Secular};
-use super::secular;
+use super::{merge_ascending, secular};
 use crate::{gemm, Op};
 
 /// Rows of `ẑ` below which the Löwner products are not split between
@@ -59,25 +59,18 @@ pub(super) fn merge(
     let (lambda, u) = eigenvectors(&problem);
     let [c1, c2, c3] = problem.counts;
     let (mut upper, mut lower) = q.subcols_mut(0, k).split_at_row_mut(n1);
-    product(problem.top.as_ref(), u.as_ref().subrows(0, c1 + c2), upper.as_mut());
-    product(problem.bottom.as_ref(), u.as_ref().subrows(c1, c2 + c3), lower.as_mut());
+    let u = u.as_ref();
+    herd::join(
+        || product(problem.top.as_ref(), u.subrows(0, c1 + c2), upper.as_mut()),
+        || product(problem.bottom.as_ref(), u.subrows(c1, c2 + c3), lower.as_mut()),
+    );
     d[..k].copy_from_slice(&lambda);
     // Ascending: the secular roots (ascending) merged with the deflated
     // eigenvalues sorted.
+    let roots: Vec<usize> = (0..k).collect();
     let mut fixed: Vec<usize> = (k..n).collect();
     fixed.sort_by(|&a, &b| d[a].total_cmp(&d[b]));
-    let mut order = Vec::with_capacity(n);
-    let (mut i, mut f) = (0, 0);
-    while i < k || f < fixed.len() {
-        if f == fixed.len() || (i < k && d[i] <= d[fixed[f]]) {
-            order.push(i);
-            i += 1;
-        } else {
-            order.push(fixed[f]);
-            f += 1;
-        }
-    }
-    order
+    merge_ascending(d, &roots, &fixed)
 }
 
 /// `c ← a·b` by herd's GEMM (`c ← 0` for an empty inner dimension).

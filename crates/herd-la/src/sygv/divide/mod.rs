@@ -134,6 +134,23 @@ fn solve(d: &mut [f64], e: &[f64], mut q: MatMut<'_, f64>) -> Vec<usize> {
     merge::merge(d, q, n1, beta, &order1, &order2)
 }
 
+/// The columns of `a` and of `b` (each listed in ascending order of `d`)
+/// in one list ascending in `d` (ties: `a` first).
+fn merge_ascending(d: &[f64], a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if j == b.len() || (i < a.len() && d[a[i]] <= d[b[j]]) {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out
+}
+
 /// A small block by faer's self-adjoint EVD (QR iteration; sequential):
 /// eigenvalues into `d`, eigenvectors into `q`; `false` if it
 /// did not converge.
