@@ -19,8 +19,9 @@
 //! * [`sygv`](sygv()): the generalized symmetric-definite eigenproblem `A·x = λ·B·x` (LAPACK's
 //!   `dsygv`, itype 1, jobz 'V', uplo 'L' or 'U'): Cholesky on herd-flow, the reduction to
 //!   standard form as LAPACK's blocked `dsygst` on herd's `trsm`/`syr2k`/`gemm`, the blocked
-//!   tridiagonal reduction (`dsytrd`/`dlatrd`) on herd, then bisection, inverse iteration and the
-//!   Householder back-transformation (`ormqr`) on herd, and the final triangular solve with `trsm`.
+//!   tridiagonal reduction (`dsytrd`/`dlatrd`) on herd, then divide and conquer on the tridiagonal
+//!   matrix (LAPACK's `dstedc`) and the Householder back-transformation (`ormqr`) on herd, and the
+//!   final triangular solve with `trsm`.
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference); [`potrf_flow_in_place`] the same graph on tile views of the
 //!   caller's own (strided) matrix, with no copy (what `dpotrf_` runs).

@@ -5,8 +5,10 @@
 //!    (`dsytrd`, `tridiag.rs`): `4n³/3` flops, half of them in memory-bound
 //!    symmetric matrix–vector products spread over the participants, half
 //!    in rank-`2·nb` updates by herd's `syr2k`;
-//! 2. `T = V·Λ·Vᵀ` (`tridiagonal.rs`): bisection and inverse iteration,
-//!    parallel over eigenvalues and clusters, `O(n²)`;
+//! 2. `T = V·Λ·Vᵀ` (`divide/`): Cuppen's divide and conquer as LAPACK's
+//!    `dstedc` — halves solved in parallel, merges by deflation, the
+//!    secular equation's roots in parallel and the eigenvector update by
+//!    herd's GEMM, `O(n³)` at most (`≈ 4n³/3` without deflation);
 //! 3. `Z = Q·V` (LAPACK's `dormtr`): herd's [`ormqr`](crate::ormqr) with the
 //!    reflectors below `C`'s subdiagonal, the column blocks of `V` spread
 //!    over the participants (`2n³` flops).
@@ -17,7 +19,7 @@
 
 use faer::MatMut;
 
-use super::{copy, tridiag, tridiagonal};
+use super::{copy, divide, tridiag};
 use crate::{ormqr, Op, Side};
 
 /// Eigenvalues of the symmetric `c` (lower triangle read; its strict lower
@@ -38,7 +40,7 @@ pub(super) fn eigen(mut c: MatMut<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64
     };
     let (mut d, mut e, mut tau) = (vec![0.0; n], vec![0.0; n - 1], vec![0.0; n - 1]);
     tridiag::reduce(c.as_mut(), &mut d, &mut e, &mut tau);
-    tridiagonal::eigen(&d, &e, w, z.as_mut());
+    divide::eigen(&d, &e, w, z.as_mut());
     sort_ascending(w, z.as_mut());
     if n > 1 {
         ormqr(

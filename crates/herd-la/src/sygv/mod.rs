@@ -15,10 +15,11 @@
 //!    tridiagonal reduction `C = Q·T·Qᵀ` (`tridiag.rs`: the symmetric
 //!    matrix–vector product of each column spread over the participants,
 //!    the trailing rank-`2·nb` updates by [`syr2k`](crate::syr2k())); the
-//!    eigenvalues of `T` by bisection and its eigenvectors `V` by inverse
-//!    iteration (`tridiagonal.rs`, parallel over eigenvalues and clusters,
-//!    `O(n²)`); and `Z = Q·V` by [`ormqr`](crate::ormqr()) over column
-//!    blocks of `V`;
+//!    eigenpairs `T = V·Λ·Vᵀ` by Cuppen's divide and conquer as LAPACK's
+//!    `dstedc` (`divide/`: the halves solved in parallel by `herd::join`,
+//!    each merge's deflation, secular-equation roots in parallel and
+//!    eigenvector update by [`gemm`](crate::gemm())); and `Z = Q·V` by
+//!    [`ormqr`](crate::ormqr()) over column blocks of `V`;
 //! 4. `X = L⁻ᵀ·Z`: one triangular solve with `trsm` on herd.
 //!
 //! The steps are **bulk-synchronous** for now: each starts when the one
@@ -29,13 +30,13 @@
 //! Flops: [`sygv_flops`](crate::sygv_flops).
 
 mod copy;
+mod divide;
 mod evd;
 mod factor;
 mod standard;
 #[cfg(test)]
 mod tests;
 mod tridiag;
-mod tridiagonal;
 
 use faer::{Mat, MatMut, MatRef};
 

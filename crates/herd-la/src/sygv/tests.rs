@@ -243,7 +243,7 @@ fn with_spectrum(lambda: &[f64], seed: u64) -> Mat<f64> {
     Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]))
 }
 
-/// Spectra that make inverse iteration work: tight clusters, exactly
+/// Spectra that stress the tridiagonal eigensolver: tight clusters, exactly
 /// repeated eigenvalues, Wilkinson's nearly-equal pairs, a zero matrix (the
 /// tridiagonal matrix splits into 1 × 1 blocks). With `B = I`, `C = A`.
 #[test]
@@ -297,10 +297,10 @@ fn upper_triangles() {
     assert_eq!(e, Err(LaError::NotPositiveDefinite { column: 11 }));
 }
 
-/// The tridiagonal solver alone on a random tridiagonal matrix of order
-/// 1500, where LAPACK's fixed cluster threshold (10⁻³·‖T‖) would chain
-/// much of the spectrum into large clusters: `‖T·V − V·Λ‖_F/(‖T‖_F·n·ε)`
-/// and `‖Vᵀ·V − I‖_F/(n·ε)` below 30, eigenvalues ascending.
+/// The tridiagonal solver (divide and conquer) alone on a random
+/// tridiagonal matrix of order 1500: `‖T·V − V·Λ‖_F/(‖T‖_F·n·ε)` and
+/// `‖Vᵀ·V − I‖_F/(n·ε)` below 30, eigenvalues ascending (the solver's own
+/// tests are in `divide/tests.rs`).
 #[test]
 fn tridiagonal_solver_alone() {
     let n = 1500;
@@ -308,7 +308,7 @@ fn tridiagonal_solver_alone() {
     let d: Vec<f64> = (0..n).map(|i| r[(i, 0)]).collect();
     let e: Vec<f64> = (0..n - 1).map(|i| r[(i, 1)]).collect();
     let (mut w, mut v) = (vec![0.0; n], Mat::<f64>::zeros(n, n));
-    pool(2).install(|| tridiagonal::eigen(&d, &e, &mut w, v.as_mut()));
+    pool(2).install(|| divide::eigen(&d, &e, &mut w, v.as_mut()));
     assert!(w.windows(2).all(|p| p[0] <= p[1]));
     let t = tridiagonal_matrix(&d, &e);
     let tv = mul(t.as_ref(), v.as_ref());

@@ -162,7 +162,9 @@ pub unsafe extern "C" fn dsygv_(
 }
 
 /// LAPACK `DSYGVD` (the divide-and-conquer driver): the same problem and
-/// results as [`dsygv_`], computed by the same herd solver; its workspace
+/// results as [`dsygv_`], computed by the same herd solver (whose
+/// tridiagonal eigensolver is divide and conquer, LAPACK's `dstedc`
+/// method, as `dsygvd` promises); its workspace
 /// arguments are checked as LAPACK checks them (`LWORK` 11: `1 + 6N + 2N²`
 /// with vectors, `2N + 1` without, 1 for `N ≤ 1`; `LIWORK` 13: `3 + 5N`,
 /// or 1), and a query (`LWORK` or `LIWORK` `= −1`) returns those minima.
