@@ -14,7 +14,10 @@
 //! 3. `C = Z·Λ·Zᵀ` (`evd.rs`), all on herd: LAPACK's blocked Householder
 //!    tridiagonal reduction `C = Q·T·Qᵀ` (`tridiag.rs`: the symmetric
 //!    matrix–vector product of each column spread over the participants,
-//!    the trailing rank-`2·nb` updates by [`syr2k`](crate::syr2k())); the
+//!    the trailing rank-`2·nb` updates by [`syr2k`](crate::syr2k())), or
+//!    from a crossover order on the two-stage reduction (`two_stage/`:
+//!    dense to band by matrix products, band to tridiagonal by bulge
+//!    chasing, two back-transformations); the
 //!    eigenvalues of `T` by bisection and its eigenvectors `V` by inverse
 //!    iteration (`tridiagonal.rs`, parallel over eigenvalues and clusters,
 //!    `O(n²)`); and `Z = Q·V` by [`ormqr`](crate::ormqr()) over column
@@ -36,6 +39,7 @@ mod standard;
 mod tests;
 mod tridiag;
 mod tridiagonal;
+mod two_stage;
 
 use faer::{Mat, MatMut, MatRef};
 
