@@ -18,13 +18,18 @@
 //! The price of the matrix products: the second back-transformation,
 //! `2n³` more flops than the one-stage path's single `ormqr` (and the
 //! blocks of step 3 multiply the zeros of their parallelograms too). `sygv`
-//! takes this path from [`two_stage_from`] on (`evd.rs`).
+//! takes this path from [`two_stage_from`] on (`evd.rs`; by default never).
+//!
+//! `tests.rs` checks each stage; `timing.rs` is the ignored harness that
+//! times the phases (BENCHMARKS.md "(session 27)").
 
 mod back;
 mod band;
 mod chase;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod timing;
 
 use std::sync::OnceLock;
 
@@ -34,21 +39,29 @@ use crate::{ormqr, Op, Side};
 
 /// The half-bandwidth of stage 1's band.
 pub(super) const BAND: usize = 48;
-/// The order from which `sygv` reduces with the two stages by default
-/// (measured on the 2-vCPU host, BENCHMARKS.md "(session 27)").
+/// The order from which `sygv` reduces with the two stages by default:
+/// never. On the 2-vCPU host where it was measured the two stages were
+/// slower with all eigenvectors at every order tried (0.84× the one stage
+/// at n = 2000, 0.94× at 4000: BENCHMARKS.md "(session 27)") — the
+/// reduction is 1.9× faster, the second back-transformation costs more.
 const TWO_STAGE_FROM: usize = usize::MAX;
 /// The environment variable that overrides [`TWO_STAGE_FROM`] (an order;
 /// `0` takes the two stages always), read once per process: the crossover
 /// depends on the machine (memory bandwidth per core against matrix
 /// products), so it can be measured elsewhere without a rebuild.
-pub(super) const TWO_STAGE_FROM_VAR: &str = "HERD_SYGV_TWO_STAGE_FROM";
+const TWO_STAGE_FROM_VAR: &str = "HERD_SYGV_TWO_STAGE_FROM";
 
 /// The order from which `sygv` takes the two stages: [`TWO_STAGE_FROM_VAR`]
-/// when set to a number, else [`TWO_STAGE_FROM`].
+/// when set to a number, else [`TWO_STAGE_FROM`] (with a warning on stderr
+/// for a value that is not one).
 pub(super) fn two_stage_from() -> usize {
     static FROM: OnceLock<usize> = OnceLock::new();
-    *FROM.get_or_init(|| {
-        std::env::var(TWO_STAGE_FROM_VAR).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(TWO_STAGE_FROM)
+    *FROM.get_or_init(|| match std::env::var(TWO_STAGE_FROM_VAR) {
+        Ok(v) if !v.trim().is_empty() => v.trim().parse().unwrap_or_else(|_| {
+            eprintln!("herd-la: warning: {TWO_STAGE_FROM_VAR}={v:?} is not an order (a non-negative integer); ignored");
+            TWO_STAGE_FROM
+        }),
+        _ => TWO_STAGE_FROM,
     })
 }
 
