@@ -2,15 +2,16 @@
 //! the bulge chase, blocked as LAPACK's `dormtr_hb2st` / PLASMA do.
 //!
 //! Sweep `i`'s step-`k` reflector acts on rows `i + 1 + k·nb ..`, one row
-//! below sweep `i − 1`'s: the step-`k` reflectors of `nb` consecutive
-//! sweeps `j·nb ..` form a block of `nb` vectors whose rows are staggered
-//! by one (a parallelogram of `2·nb − 1` rows), turned into compact-WY form
-//! `I − V·T·Vᵀ` by herd-la's QR [`Block`] and applied with matrix
-//! products. Two reflectors of the chase that overlap keep their order if
-//! the blocks are applied to `Z` sweep group by sweep group from the last
-//! (`j` descending) and, within a group, step by step from the first (`k`
-//! ascending): a step-`k` reflector overlaps a later sweep's only at steps
-//! `k` and below.
+//! below sweep `i − 1`'s: the step-`k` reflectors of `g` consecutive
+//! sweeps `j·g ..` ([`group_width`]: `g = nb/2`) form a block of `g`
+//! vectors whose rows are staggered by one (a parallelogram of
+//! `g + nb − 1` rows), turned into compact-WY form `I − V·T·Vᵀ` by
+//! herd-la's QR [`Block`] and applied with matrix products. Two reflectors
+//! of the chase that overlap keep their order if the blocks are applied to
+//! `Z` sweep group by sweep group from the last (`j` descending) and,
+//! within a group, step by step from the first (`k` ascending): a step-`k`
+//! reflector overlaps a later sweep's only at steps `k` and below, and
+//! blocks of one group and step are consecutive sweeps, applied in order.
 //!
 //! `Z`'s columns are independent: each group's blocks are formed in
 //! parallel, then `Z` is cut into column blocks spread over the pool, each
@@ -26,6 +27,16 @@ use crate::Op;
 /// The narrowest column block of `Z` given to one participant.
 const MIN_COLS: usize = 32;
 
+/// Sweeps per block: half the band. A block of `g` sweeps spans
+/// `g + nb − 1` rows, so its products do `(g + nb − 1)/nb` times the
+/// useful flops (1.5× here, 2× with `g = nb`); narrower blocks make
+/// thinner products. At `nb = 64` on one core, `g = 32` took `Q₂` in
+/// 0.87–0.93 s where `g = 64` took 1.09–1.32 s and `g = 16` 0.99–1.10 s
+/// (n = 2500).
+fn group_width(nb: usize) -> usize {
+    (nb / 2).max(1)
+}
+
 /// `z ← Q₂·z` for the `n × m` column-major `z` (`n` the order of the
 /// chase).
 pub(super) fn apply_q2(sweeps: &Sweeps, mut z: MatMut<'_, f64>) {
@@ -35,11 +46,12 @@ pub(super) fn apply_q2(sweeps: &Sweeps, mut z: MatMut<'_, f64>) {
         return;
     }
     let sweep_count = n - 1;
-    let groups = sweep_count.div_ceil(nb);
+    let g = group_width(nb);
+    let groups = sweep_count.div_ceil(g);
     let width = piece(z.ncols(), MIN_COLS);
     for j in (0..groups).rev() {
-        let i0 = j * nb;
-        let i1 = (i0 + nb).min(sweep_count);
+        let i0 = j * g;
+        let i1 = (i0 + g).min(sweep_count);
         // Steps whose group has a reflector of at least two rows.
         let steps = (i0 + 1..n - 1).step_by(nb).count();
         let blocks: Vec<Option<(usize, Block)>> = par_map(steps, &|k| group_block(sweeps, i0..i1, k));

@@ -11,7 +11,7 @@
 //!    Householder bulge chasing on a compact copy of the band, `O(n²·nb)`,
 //!    sequential;
 //! 3. `back.rs` — `Z ← Q₂·Z` with the chase's reflectors grouped into
-//!    block reflectors (`dormtr_hb2st`), the column blocks of `Z` spread
+//!    block reflectors (`dormtr_hb2st`; `nb/2` sweeps × one step), the column blocks of `Z` spread
 //!    over the pool; then `Z ← Q₁·Z` by [`ormqr`](crate::ormqr()) with
 //!    stage 1's reflectors, which lie below the band in `geqrf`'s layout.
 //!
@@ -37,13 +37,13 @@ use faer::{MatMut, MatRef};
 
 use crate::{ormqr, Op, Side};
 
-/// The half-bandwidth of stage 1's band.
-pub(super) const BAND: usize = 48;
+/// The half-bandwidth of stage 1's band (32, 48, 64 and 96 measured).
+pub(super) const BAND: usize = 64;
 /// The order from which `sygv` reduces with the two stages by default:
 /// never. On the 2-vCPU host where it was measured the two stages were
-/// slower with all eigenvectors at every order tried (0.84× the one stage
-/// at n = 2000, 0.94× at 4000: BENCHMARKS.md "(session 27)") — the
-/// reduction is 1.9× faster, the second back-transformation costs more.
+/// slower with all eigenvectors at every order tried (0.88× the one stage
+/// at n = 2000, 0.78× at 4000: BENCHMARKS.md "(session 27)") — the
+/// reduction is 1.5× faster, the second back-transformation costs more.
 const TWO_STAGE_FROM: usize = usize::MAX;
 /// The environment variable that overrides [`TWO_STAGE_FROM`] (an order;
 /// `0` takes the two stages always), read once per process: the crossover
