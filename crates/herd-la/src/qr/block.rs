@@ -83,6 +83,16 @@ impl Block {
         Block { v, t }
     }
 
+    /// `V`: `r × w`, unit lower trapezoidal, stored in full.
+    pub(crate) fn v(&self) -> MatRef<'_, f64> {
+        self.v.as_ref()
+    }
+
+    /// `T`: `w × w`, upper triangular (zeros below).
+    pub(crate) fn t(&self) -> MatRef<'_, f64> {
+        self.t.as_ref()
+    }
+
     /// Reflectors in the block.
     pub(crate) fn width(&self) -> usize {
         self.v.ncols()

@@ -46,10 +46,10 @@
 //! ```
 
 mod apply;
-mod block;
+pub(crate) mod block;
 mod factor;
-mod householder;
-mod split;
+pub(crate) mod householder;
+pub(crate) mod split;
 #[cfg(test)]
 mod tests;
 

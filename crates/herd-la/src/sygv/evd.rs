@@ -1,31 +1,41 @@
 //! Step 3 of `sygv`: the symmetric eigendecomposition `C = Z·Λ·Zᵀ`, all on
 //! herd.
 //!
-//! 1. `C = Q·T·Qᵀ`: LAPACK's blocked Householder tridiagonal reduction
-//!    (`dsytrd`, `tridiag.rs`): `4n³/3` flops, half of them in memory-bound
-//!    symmetric matrix–vector products spread over the participants, half
-//!    in rank-`2·nb` updates by herd's `syr2k`;
+//! 1. `C = Q·T·Qᵀ` by one of two reductions ([`Reduction`]):
+//!    * one stage below the crossover ([`two_stage::two_stage_from`]):
+//!      LAPACK's blocked Householder tridiagonal reduction (`dsytrd`,
+//!      `tridiag.rs`): `4n³/3` flops, half of them in memory-bound
+//!      symmetric matrix–vector products spread over the participants,
+//!      half in rank-`2·nb` updates by herd's `syr2k`;
+//!    * two stages from it on (`two_stage/`, LAPACK's `dsytrd_2stage`):
+//!      dense to band by matrix products on herd, then band to tridiagonal
+//!      by bulge chasing — no matrix–vector products, but a second set of
+//!      reflectors to apply;
 //! 2. `T = V·Λ·Vᵀ` (`divide/`): Cuppen's divide and conquer as LAPACK's
 //!    `dstedc` — halves solved in parallel, merges by deflation, the
 //!    secular equation's roots in parallel and the eigenvector update by
 //!    herd's GEMM, `O(n³)` at most (`≈ 4n³/3` without deflation);
-//! 3. `Z = Q·V` (LAPACK's `dormtr`): herd's [`ormqr`](crate::ormqr) with the
-//!    reflectors below `C`'s subdiagonal, the column blocks of `V` spread
-//!    over the participants (`2n³` flops).
-//!
-//! A two-stage reduction (dense to band by BLAS-3 tiles, then band to
-//! tridiagonal by bulge chasing) would move the matrix–vector half into
-//! matrix products too, at the price of a second back-transformation.
+//! 3. `Z = Q·V` (LAPACK's `dormtr`): one stage, herd's
+//!    [`ormqr`](crate::ormqr()) with the reflectors below `C`'s subdiagonal,
+//!    the column blocks of `V` spread over the participants (`2n³` flops);
+//!    two stages, the chase's reflectors in blocks and then stage 1's by
+//!    `ormqr` (`2n³` flops each, the first in smaller products).
 
-use faer::MatMut;
+use faer::{MatMut, MatRef};
 
-use super::{copy, divide, tridiag};
+use super::{copy, divide, tridiag, two_stage};
 use crate::{ormqr, Op, Side};
 
 /// Eigenvalues of the symmetric `c` (lower triangle read; its strict lower
 /// triangle overwritten by the reflectors) into `w`, ascending, and the
 /// orthonormal eigenvectors into the columns of `z`.
-pub(super) fn eigen(mut c: MatMut<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64>) {
+pub(super) fn eigen(c: MatMut<'_, f64>, w: &mut [f64], z: MatMut<'_, f64>) {
+    let n = c.nrows();
+    eigen_by(Reduction::for_order(n), c, w, z);
+}
+
+/// [`eigen`] with the reduction `reduction`.
+pub(super) fn eigen_by(reduction: Reduction, mut c: MatMut<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64>) {
     let n = c.nrows();
     if n == 0 {
         return;
@@ -38,19 +48,65 @@ pub(super) fn eigen(mut c: MatMut<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64
         owned = c.to_owned();
         owned.as_mut()
     };
-    let (mut d, mut e, mut tau) = (vec![0.0; n], vec![0.0; n - 1], vec![0.0; n - 1]);
-    tridiag::reduce(c.as_mut(), &mut d, &mut e, &mut tau);
+    let (mut d, mut e) = (vec![0.0; n], vec![0.0; n - 1]);
+    let q = reduce(c.as_mut(), reduction, &mut d, &mut e);
     divide::eigen(&d, &e, w, z.as_mut());
     sort_ascending(w, z.as_mut());
-    if n > 1 {
-        ormqr(
-            Side::Left,
-            Op::NoTrans,
-            c.as_ref().submatrix(1, 0, n - 1, n - 1),
-            &tau,
-            z.subrows_mut(1, n - 1),
-        )
-        .expect("shapes agree by construction");
+    q.back_transform(c.as_ref(), z);
+}
+
+/// How `C` is reduced to tridiagonal.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Reduction {
+    /// LAPACK's blocked `dsytrd` (`tridiag.rs`).
+    OneStage,
+    /// Dense to band of this half-bandwidth, then bulge chasing
+    /// (`two_stage/`).
+    TwoStage(usize),
+}
+
+impl Reduction {
+    /// The reduction [`eigen`] uses for order `n`: two stages from
+    /// [`two_stage::two_stage_from`] on.
+    pub(super) fn for_order(n: usize) -> Reduction {
+        if n >= two_stage::two_stage_from() {
+            Reduction::TwoStage(two_stage::BAND)
+        } else {
+            Reduction::OneStage
+        }
+    }
+}
+
+/// The reflectors of either reduction (their vectors in the reduced `C`).
+enum Reflectors {
+    OneStage(Vec<f64>),
+    TwoStage(two_stage::Reflectors),
+}
+
+/// `C = Q·T·Qᵀ` by `how`: `T`'s diagonal into `d`, subdiagonal into `e`.
+fn reduce(c: MatMut<'_, f64>, how: Reduction, d: &mut [f64], e: &mut [f64]) -> Reflectors {
+    match how {
+        Reduction::OneStage => {
+            let mut tau = vec![0.0; e.len()];
+            tridiag::reduce(c, d, e, &mut tau);
+            Reflectors::OneStage(tau)
+        }
+        Reduction::TwoStage(nb) => Reflectors::TwoStage(two_stage::reduce(c, nb, d, e)),
+    }
+}
+
+impl Reflectors {
+    /// `z ← Q·z`, with `c` as the reduction left it (LAPACK's `dormtr`).
+    fn back_transform(&self, c: MatRef<'_, f64>, z: MatMut<'_, f64>) {
+        let n = c.nrows();
+        match self {
+            Reflectors::OneStage(tau) if n > 1 => {
+                ormqr(Side::Left, Op::NoTrans, c.submatrix(1, 0, n - 1, n - 1), tau, z.subrows_mut(1, n - 1))
+                    .expect("shapes agree by construction");
+            }
+            Reflectors::OneStage(_) => {}
+            Reflectors::TwoStage(q) => two_stage::back_transform(c, q, z),
+        }
     }
 }
 

@@ -14,7 +14,10 @@
 //! 3. `C = Z·Λ·Zᵀ` (`evd.rs`), all on herd: LAPACK's blocked Householder
 //!    tridiagonal reduction `C = Q·T·Qᵀ` (`tridiag.rs`: the symmetric
 //!    matrix–vector product of each column spread over the participants,
-//!    the trailing rank-`2·nb` updates by [`syr2k`](crate::syr2k())); the
+//!    the trailing rank-`2·nb` updates by [`syr2k`](crate::syr2k())), or
+//!    from a crossover order on the two-stage reduction (`two_stage/`:
+//!    dense to band by matrix products, band to tridiagonal by bulge
+//!    chasing, two back-transformations); the
 //!    eigenpairs `T = V·Λ·Vᵀ` by Cuppen's divide and conquer as LAPACK's
 //!    `dstedc` (`divide/`: the halves solved in parallel by `herd::join`,
 //!    each merge's deflation, secular-equation roots in parallel and
@@ -37,6 +40,7 @@ mod standard;
 #[cfg(test)]
 mod tests;
 mod tridiag;
+mod two_stage;
 
 use faer::{Mat, MatMut, MatRef};
 

@@ -54,8 +54,13 @@ pub(crate) const STACK_SIZE: &str = "HERD_STACK_SIZE";
 /// `HERD_OMP_LIB`: where `herd run` finds herd's OpenMP library (read by
 /// the CLI, not by [`parse`]).
 pub(crate) const OMP_LIB: &str = "HERD_OMP_LIB";
+/// `HERD_SYGV_TWO_STAGE_FROM`: the order from which herd-la's `sygv`
+/// reduces to tridiagonal in two stages (read by herd-la, not by
+/// [`parse`]).
+pub(crate) const SYGV_TWO_STAGE_FROM: &str = "HERD_SYGV_TWO_STAGE_FROM";
 /// Every `HERD_*` variable herd reads: those [`parse`] reads, and
-/// [`OMP_LIB`]; any other is reported as unknown.
+/// [`OMP_LIB`] and [`SYGV_TWO_STAGE_FROM`]; any other is reported as
+/// unknown.
 pub(crate) const KNOWN: &[&str] = &[
     NUM_THREADS,
     PLACES,
@@ -73,6 +78,7 @@ pub(crate) const KNOWN: &[&str] = &[
     THROTTLE,
     STACK_SIZE,
     OMP_LIB,
+    SYGV_TWO_STAGE_FROM,
 ];
 
 const NUM_THREADS_FORMS: &str = "a positive integer (participants per region, master included)";
