@@ -113,7 +113,7 @@ mpi_test!(fn bad_orders_are_errors() ranks [1, 2, 4] within 120 {
     let mut fft = Fft2d::new(&mpi, 8 * p).unwrap();
     assert!(Fft2d::new(&mpi, 8 * p).unwrap().with_chunks(0).is_err());
     // wrong slab length (checked before any communication, so no rank is left waiting)
-    let e = fft.forward_bulk(&mut vec![C64::default(); 3]).unwrap_err().to_string();
+    let e = fft.forward_bulk(&mut [C64::default(); 3]).unwrap_err().to_string();
     assert!(e.contains("3 elements"), "{e}");
     mpi.barrier();
 });

@@ -599,6 +599,21 @@ mod tests {
         }
     }
 
+    /// Every member of `team` (all of `pool`) passes `barriers` barriers.
+    fn run_barriers(pool: &herd::Pool, team: &Team, barriers: u64) {
+        herd::rt::broadcast_n(
+            pool,
+            team.n,
+            |ctx| {
+                let mut epoch = 0;
+                for _ in 0..barriers {
+                    epoch = team.barrier(ctx.index(), epoch);
+                }
+            },
+            &|_| true,
+        );
+    }
+
     /// A synthetic 64-thread team (`pack:4 l3:1 core:16 pu:1`) runs 50
     /// barriers: every member issues at most `FANIN` wakes per barrier to
     /// release its children (exactly one per child) and at most one to
@@ -612,17 +627,7 @@ mod tests {
         assert_eq!(n, 64);
         let team = Team::new(n, Some(PoolHandle::of(&pool)));
         const BARRIERS: u64 = 50;
-        herd::rt::broadcast_n(
-            &pool,
-            n,
-            |ctx| {
-                let mut epoch = 0;
-                for _ in 0..BARRIERS {
-                    epoch = team.barrier(ctx.index(), epoch);
-                }
-            },
-            &|_| true,
-        );
+        run_barriers(&pool, &team, BARRIERS);
         for i in 0..n {
             let (release, arrive, drain) = team.wakes_issued(i);
             let kids = team.tree_children(i).len() as u64;
@@ -661,17 +666,7 @@ mod tests {
         assert_eq!(team.fanin, 8 * FANIN);
         assert!((1..n).all(|i| team.tree_depth(i) == 1));
         const BARRIERS: u64 = 50;
-        herd::rt::broadcast_n(
-            &pool,
-            n,
-            |ctx| {
-                let mut epoch = 0;
-                for _ in 0..BARRIERS {
-                    epoch = team.barrier(ctx.index(), epoch);
-                }
-            },
-            &|_| true,
-        );
+        run_barriers(&pool, &team, BARRIERS);
         assert_eq!(team.wakes_issued(0).0, (n as u64 - 1) * BARRIERS);
         assert!((1..n).all(|i| team.wakes_issued(i).0 == 0));
     }

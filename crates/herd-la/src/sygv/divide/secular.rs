@@ -131,11 +131,7 @@ fn last_root(d: &[f64], z: &[f64], rho: f64, delta: &mut [f64]) -> f64 {
         if w.abs() <= EPS * erretm {
             return origin + tau;
         }
-        if w <= 0.0 {
-            lo = lo.max(tau);
-        } else {
-            hi = hi.min(tau);
-        }
+        narrow(w, tau, &mut lo, &mut hi);
         // Interpolate by the two last poles.
         let mut c = w - delta[a1] * dpsi - delta[a0] * dphi;
         let a = (delta[a1] + delta[a0]) * w - delta[a1] * delta[a0] * (dpsi + dphi);
@@ -235,11 +231,7 @@ fn inner_root(i: usize, d: &[f64], z: &[f64], rho: f64, delta: &mut [f64]) -> f6
         if w.abs() <= EPS * erretm {
             return origin + tau;
         }
-        if w <= 0.0 {
-            lo = lo.max(tau);
-        } else {
-            hi = hi.min(tau);
-        }
+        narrow(w, tau, &mut lo, &mut hi);
         let mut eta;
         if !three {
             // Interpolate by the poles i and i + 1.
@@ -496,6 +488,18 @@ pub(super) fn pair(i: usize, d: [f64; 2], z: [f64; 2], rho: f64) -> (f64, [f64; 
     };
     let norm = v[0].hypot(v[1]);
     (lambda, [v[0] / norm, v[1] / norm])
+}
+
+/// Narrows the root's bracket `[lo, hi]` (offsets from the origin) by the
+/// sign of the secular function `w` at `tau`: the function increases
+/// between its poles, so the root lies above a `tau` where it is not
+/// positive and below one where it is.
+fn narrow(w: f64, tau: f64, lo: &mut f64, hi: &mut f64) {
+    if w <= 0.0 {
+        *lo = lo.max(tau);
+    } else {
+        *hi = hi.min(tau);
+    }
 }
 
 #[cfg(test)]
