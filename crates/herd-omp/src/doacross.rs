@@ -135,6 +135,12 @@ pub(crate) struct Doacross {
     /// Post with a plain store (the waiters' heavy fence orders it; see
     /// `fence`) rather than a `SeqCst` swap.
     asymmetric: bool,
+    /// Waits spin tightly before the general wait: not where the pool's
+    /// waits sleep at once (a passive policy asks for no spinning; in an
+    /// oversubscribed pool a spinning waiter holds the CPU the poster it
+    /// waits for may need).
+    #[cfg_attr(loom, allow(dead_code))]
+    spin_first: bool,
     /// Member `m`'s wanted posted value while registered (its line is
     /// written by `m` only when it is about to sleep).
     want: Box<[CachePadded<AtomicU64>]>,
@@ -182,6 +188,7 @@ impl Doacross {
         };
         let words: Box<[AtomicU64]> = (0..total).map(|_| AtomicU64::new(0)).collect();
         let base = (words.as_ptr() as usize / 8).wrapping_neg() % LINE_WORDS;
+        let sleep_at_once = herd::rt::current_waits_sleep_at_once();
         Some(Box::new(Doacross {
             counts: counts.into(),
             map,
@@ -194,7 +201,8 @@ impl Doacross {
             // running a thread of the process: worth it where waiters spin
             // first and rarely sleep, not where every wait sleeps (a passive
             // policy, or an oversubscribed pool), which keep the swap.
-            asymmetric: fence::available() && !herd::rt::current_waits_sleep_at_once(),
+            asymmetric: fence::available() && !sleep_at_once,
+            spin_first: !sleep_at_once,
             want: (0..n).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
         }))
     }
@@ -299,15 +307,17 @@ impl Doacross {
 
     #[inline(never)]
     fn wait_slow(&self, me: usize, k: u64, w: &AtomicU64, f: u64) {
-        // A short tight spin first: the post a wavefront waits for is
-        // usually a few hundred nanoseconds away, less than the wake-up
-        // latency of the general wait.
+        // A short tight spin first (unless waits sleep at once): the post a
+        // wavefront waits for is usually a few hundred nanoseconds away,
+        // less than the wake-up latency of the general wait.
         #[cfg(not(loom))]
-        for _ in 0..SPIN {
-            if w.load(Ordering::Acquire) >= f {
-                return;
+        if self.spin_first {
+            for _ in 0..SPIN {
+                if w.load(Ordering::Acquire) >= f {
+                    return;
+                }
+                std::hint::spin_loop();
             }
-            std::hint::spin_loop();
         }
         let registered = Cell::new(false);
         wait::until_without_tasks(|last| {
