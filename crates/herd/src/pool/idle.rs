@@ -153,6 +153,24 @@ impl Registry {
         if slot >= self.team.load(Ordering::Relaxed) || self.throttled(slot) {
             return None;
         }
+        let job = self.find_any(slot)?;
+        // The check above read `team` before the take: a region of fewer
+        // participants may have begun in between (its master sets `team`,
+        // then pushes). The take synchronizes with the job's push, so this
+        // load sees that region's team: a job of a region this slot is not
+        // in goes to the refused queue of the master (slot 0, a member of
+        // every region; anyone may push on an `Injector`), and a member is
+        // woken for it (`notify_work` wakes only members), as a refusal.
+        if slot >= self.team.load(Ordering::Relaxed) {
+            self.refused.push(0, job);
+            self.notify_work(Target::Anyone, 0);
+            return None;
+        }
+        Some(job)
+    }
+
+    /// [`Registry::find_work`]'s look, without the team checks.
+    fn find_any(&self, slot: usize) -> Option<JobRef> {
         // SAFETY: the caller occupies `slot`.
         if let Some(job) = unsafe { self.sched.pop(slot) } {
             return Some(job);

@@ -84,7 +84,8 @@ pub(crate) struct Registry {
     /// each participant after each park.
     pub(crate) cascade: Cascade,
     /// Per slot, the jobs its occupant took while it could run only some
-    /// jobs (`admit.rs`) and refused: pushed only by that occupant, taken by
+    /// jobs (`admit.rs`) and refused: pushed by that occupant (and on the
+    /// master's, a job handed back by `find_work`), taken by
     /// anyone; with a per-group summary of where they are (`refused.rs`).
     pub(crate) refused: RefusedQueues<JobRef>,
     /// Participants allowed to take jobs: slots `0..team`. A region of fewer
