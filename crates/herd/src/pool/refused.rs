@@ -5,7 +5,10 @@
 //! **Queues.** One per participant slot: a waiter that took a job it may
 //! not run pushes it on its *own* queue (only the occupant of the slot
 //! pushes there, so a refusal writes the refuser's own lines); anyone takes
-//! from any queue (`admit.rs` says who looks where).
+//! from any queue (`admit.rs` says who looks where). One exception, rare:
+//! a participant that took a job of a region it is not in (`find_work`'s
+//! second team check) pushes it on the master's queue, counting and
+//! waking as a refuser does.
 //!
 //! **Summary.** The slots are split into *groups* of at most [`GROUP`]
 //! participants of one shepherd (so a group shares a cache, and its line
