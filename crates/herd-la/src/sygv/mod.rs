@@ -38,6 +38,8 @@ mod evd;
 mod factor;
 mod standard;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 mod tridiag;
 mod two_stage;

@@ -3,6 +3,7 @@
 //! eigenvalues against faer's standard EVD of `L⁻¹·A·L⁻ᵀ` formed directly,
 //! to 1e-10 relative; errors for every malformed argument.
 
+use super::test_support::{mul, pool, sym};
 use super::*;
 use crate::probe::{frobenius, Part};
 use crate::random_matrix;
@@ -11,16 +12,6 @@ use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, Par, Side as FaerSide};
 
 const THRESHOLD: f64 = 30.0;
-
-fn pool(threads: usize) -> herd::Pool {
-    herd::Pool::builder().num_threads(threads).build().expect("a test pool")
-}
-
-/// A random symmetric `A` (entries in `(-2, 2)`).
-fn sym(n: usize, seed: u64) -> Mat<f64> {
-    let r = random_matrix(n, n, seed);
-    Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)])
-}
 
 /// A random symmetric positive definite `B = R·Rᵀ/n + I/2`, far from
 /// diagonal (condition number of a few tens).
@@ -31,12 +22,6 @@ fn spd(n: usize, seed: u64) -> Mat<f64> {
         matmul(b.as_mut(), Accum::Add, r.as_ref(), r.transpose(), 1.0 / n as f64, Par::Seq);
     }
     b
-}
-
-fn mul(x: MatRef<'_, f64>, y: MatRef<'_, f64>) -> Mat<f64> {
-    let mut out = Mat::zeros(x.nrows(), y.ncols());
-    matmul(out.as_mut(), Accum::Replace, x, y, 1.0, Par::Seq);
-    out
 }
 
 /// The eigenvalues of `L⁻¹·A·L⁻ᵀ` formed directly with faer (sequential).

@@ -3,43 +3,17 @@
 //! both below 30 — and its eigenvalues against faer's self-adjoint EVD of
 //! the dense `T`, on random, structured and deflation-heavy matrices.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par, Side};
+use faer::{Mat, MatRef, Side};
 
 use super::eigen;
 use crate::rng::SplitMix64;
+use crate::sygv::test_support::{mul, pool, tridiagonal_matrix};
 
 const THRESHOLD: f64 = 30.0;
-
-fn pool(threads: usize) -> herd::Pool {
-    herd::Pool::builder().num_threads(threads).build().expect("a test pool")
-}
-
-/// The symmetric tridiagonal matrix with diagonal `d` and off-diagonal `e`.
-fn dense(d: &[f64], e: &[f64]) -> Mat<f64> {
-    let n = d.len();
-    Mat::from_fn(n, n, |i, j| {
-        if i == j {
-            d[i]
-        } else if i == j + 1 {
-            e[j]
-        } else if j == i + 1 {
-            e[i]
-        } else {
-            0.0
-        }
-    })
-}
 
 /// `max_j Σ_i |a_ij|`.
 fn one_norm(a: MatRef<'_, f64>) -> f64 {
     (0..a.ncols()).map(|j| (0..a.nrows()).map(|i| a[(i, j)].abs()).sum::<f64>()).fold(0.0, f64::max)
-}
-
-fn mul(x: MatRef<'_, f64>, y: MatRef<'_, f64>) -> Mat<f64> {
-    let mut out = Mat::zeros(x.nrows(), y.ncols());
-    matmul(out.as_mut(), Accum::Replace, x, y, 1.0, Par::Seq);
-    out
 }
 
 /// Solves `(d, e)` on `threads` participants and checks the residual, the
@@ -52,7 +26,7 @@ fn check_on(d: &[f64], e: &[f64], threads: usize, what: &str) -> (f64, f64) {
     if n == 0 {
         return (0.0, 0.0);
     }
-    let t = dense(d, e);
+    let t = tridiagonal_matrix(d, e);
     let lambda = Mat::from_fn(n, n, |i, j| if i == j { w[i] } else { 0.0 });
     let r = mul(t.as_ref(), v.as_ref()) - mul(v.as_ref(), lambda.as_ref());
     let norm = one_norm(t.as_ref()).max(f64::MIN_POSITIVE);
@@ -236,7 +210,7 @@ fn tridiagonal_timing() {
         }
         times.sort_by(f64::total_cmp);
         println!("n {n}: divide and conquer {times:.3?} s");
-        let t = dense(&d, &e);
+        let t = tridiagonal_matrix(&d, &e);
         let lambda = Mat::from_fn(n, n, |i, j| if i == j { w[i] } else { 0.0 });
         let r = mul(t.as_ref(), v.as_ref()) - mul(v.as_ref(), lambda.as_ref());
         let residual = one_norm(r.as_ref()) / (n as f64 * one_norm(t.as_ref()) * f64::EPSILON);

@@ -5,31 +5,14 @@
 //! `A`; the blocked back-transformation against the reflectors applied one
 //! at a time.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par, Side as FaerSide};
+use faer::{Mat, Side as FaerSide};
 
 use super::back::apply_q2;
 use super::chase::{chase, Band, Sweeps};
 use super::*;
-use crate::random_matrix;
+use crate::sygv::test_support::{mul, pool, sym, tridiagonal_matrix};
 
 const THRESHOLD: f64 = 30.0;
-
-fn pool(threads: usize) -> herd::Pool {
-    herd::Pool::builder().num_threads(threads).build().expect("a test pool")
-}
-
-fn mul(x: MatRef<'_, f64>, y: MatRef<'_, f64>) -> Mat<f64> {
-    let mut out = Mat::zeros(x.nrows(), y.ncols());
-    matmul(out.as_mut(), Accum::Replace, x, y, 1.0, Par::Seq);
-    out
-}
-
-/// A random symmetric matrix (entries in `(-2, 2)`).
-fn sym(n: usize, seed: u64) -> Mat<f64> {
-    let r = random_matrix(n, n, seed);
-    Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)])
-}
 
 /// A random symmetric matrix graded from 1 down to about `1e-12` along
 /// the diagonal: `a[i, j] = r[i, j]·g^(i + j)`.
@@ -43,15 +26,6 @@ fn graded(n: usize, seed: u64) -> Mat<f64> {
 fn band_of(a: &Mat<f64>, nb: usize) -> Mat<f64> {
     let n = a.nrows();
     Mat::from_fn(n, n, |i, j| if i.abs_diff(j) <= nb { a[(i.max(j), i.min(j))] } else { 0.0 })
-}
-
-fn tridiagonal_matrix(d: &[f64], e: &[f64]) -> Mat<f64> {
-    let n = d.len();
-    Mat::from_fn(n, n, |i, j| match i.abs_diff(j) {
-        0 => d[i],
-        1 => e[i.min(j)],
-        _ => 0.0,
-    })
 }
 
 /// `dsyt21`'s two ratios for `a = q·b·qᵀ`: (decomposition, orthogonality).
