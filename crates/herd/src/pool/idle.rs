@@ -255,8 +255,11 @@ impl Registry {
         // whether it slept: what the worker loop adapts its spinning to.
         let mut first_clock: Option<Instant> = None;
         let mut slept = false;
-        // Yields before the first sleep, adapted per thread (`yields.rs`).
-        let mut yields = if self.yield_before_sleep { Yields::start() } else { Yields::NONE };
+        // Yields before the first sleep, adapted per thread (`yields.rs`),
+        // where participants outnumber CPUs (the condition is usually made
+        // true by one that needs this CPU); a passive policy on enough CPUs
+        // sleeps at once, as asked.
+        let mut yields = if self.placement.oversubscribed { Yields::start() } else { Yields::NONE };
         let stop_idle = |since: &mut Option<Instant>| {
             if let (Some(t), Some(s)) = (since.take(), slot) {
                 crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);

@@ -40,12 +40,6 @@ pub(crate) struct Registry {
     pub(crate) dispatch: Dispatch,
     /// `None`: never sleep; `Some(d)`: spin for `d`, then sleep.
     pub(crate) spin: Option<Duration>,
-    /// Whether a wait that does not spin yields the CPU before it sleeps
-    /// (`yields.rs`): in a pool of more participants than CPUs, where the
-    /// condition is usually made true by a participant that needs this
-    /// CPU; not otherwise (a passive policy on enough CPUs sleeps at once,
-    /// as asked).
-    pub(crate) yield_before_sleep: bool,
     pub(crate) sched: Queues,
     /// Per slot, its jobs still queued: `join`'s lazy-splitting test.
     pub(crate) pending: Arc<Pending>,
@@ -127,9 +121,7 @@ impl Registry {
             }
         };
         let refused = RefusedQueues::new(n, &shepherds.members);
-        let yield_before_sleep = placement.oversubscribed;
         Registry {
-            yield_before_sleep,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             topology,
             dispatch,
