@@ -145,34 +145,63 @@ fn tree<'s>(s: &herd::Scope<'s>, depth: u32, leaves: &'s AtomicUsize) {
 }
 
 /// Same task trees on the synthetic `pack:4 l3:1 core:8 pu:1` machine (32
-/// participants oversubscribed on this one: counts, not times): `mts` makes
-/// no more remote steals (steals across L3 domains) than `ws`. The
-/// oversubscribed schedule is noisy (single runs of either vary 2x), so the
-/// two alternate over five rounds of four trees each and the totals are
-/// compared.
+/// participants oversubscribed on this one: counts, not times): `mts` looks
+/// for work in its own shepherd before it crosses to another, and a remote
+/// steal moves a chunk, so a smaller share of its steals cross domains than
+/// of `ws`'s (whose random victims are remote 24 times in 31), and its
+/// remote steals move more than one job each on average.
+///
+/// The absolute number of remote steals is printed, not asserted: with 32
+/// participants on 2 CPUs it is set by which threads the OS happens to run
+/// (one pool's 20-tree total varies from 1,040 to 1,530 between runs), and
+/// mts's lead there is 5–20 % (measured, session 28), so a count assertion
+/// failed about one run in four. The share is stable: mts 0.53–0.58, ws
+/// 0.72–0.76 over ten runs, also with a second copy of the test beside it.
 #[test]
-fn mts_moves_work_between_domains_no_more_than_ws() {
+fn mts_keeps_steals_in_its_domain_more_than_ws() {
     let topo = Topology::synthetic("pack:4 l3:1 core:8 pu:1").unwrap();
     let pool = |sched: Sched| {
         Pool::builder().topology(topo.clone()).scheduler(sched).wait(WaitPolicy::Passive).build().unwrap()
     };
     let (mts_pool, ws_pool) = (pool(Sched::Mts), pool(Sched::Ws));
-    let remote = |p: &Pool| -> u64 {
-        let mut total = 0;
+    // (local steals, remote steals, jobs moved by remote steals)
+    let steals = |p: &Pool| -> [u64; 3] {
+        let mut total = [0; 3];
         for _ in 0..4 {
             p.reset_stats();
             let leaves = AtomicUsize::new(0);
             p.scope(|s| tree(s, 12, &leaves));
             assert_eq!(leaves.load(Ordering::Relaxed), 1 << 12);
-            total += p.stats().iter().map(|s| s.remote_steals).sum::<u64>();
+            for s in p.stats() {
+                total[0] += s.local_steals;
+                total[1] += s.remote_steals;
+                total[2] += s.stolen_tasks;
+            }
         }
         total
     };
-    let (mut mts, mut ws) = (0, 0);
+    let (mut mts, mut ws) = ([0; 3], [0; 3]);
     for _ in 0..5 {
-        mts += remote(&mts_pool);
-        ws += remote(&ws_pool);
+        let (m, w) = (steals(&mts_pool), steals(&ws_pool));
+        for k in 0..3 {
+            mts[k] += m[k];
+            ws[k] += w[k];
+        }
     }
-    eprintln!("remote steals over 20 trees each: mts {mts}, ws {ws}");
-    assert!(mts <= ws, "mts made {mts} remote steals, ws {ws}");
+    let share = |t: [u64; 3]| t[1] as f64 / (t[0] + t[1]).max(1) as f64;
+    eprintln!(
+        "steals over 20 trees each (local, remote, jobs moved remotely): mts {mts:?} (remote share {:.2}), \
+         ws {ws:?} ({:.2})",
+        share(mts),
+        share(ws)
+    );
+    assert!(ws[1] > 0 && mts[1] > 0, "both pools stole across domains: mts {mts:?}, ws {ws:?}");
+    // mts[1] / (mts[0] + mts[1]) < ws[1] / (ws[0] + ws[1]), in integers.
+    assert!(
+        u128::from(mts[1]) * u128::from(ws[0] + ws[1]) < u128::from(ws[1]) * u128::from(mts[0] + mts[1]),
+        "a larger share of mts's steals crossed domains than of ws's: mts {:.2}, ws {:.2}",
+        share(mts),
+        share(ws)
+    );
+    assert!(mts[2] > mts[1], "mts's remote steals moved one job each ({mts:?}): no chunks");
 }
