@@ -1,6 +1,8 @@
 /* omp_cancel.c — cancellation latency (issue 14).  Run with OMP_CANCELLATION=true.
  *
- *   latency: a dynamic loop (chunk 1) of tiny iterations with a cancellation
+ *   latency: a loop of tiny iterations, `schedule(runtime)` (OMP_SCHEDULE;
+ *            bench/omp_cancel.sh sets dynamic,1, static,1 and guided,1),
+ *            with a cancellation
  *            point in each; one thread cancels it at iteration 1000; the time
  *            from its `cancel for` to the last thread leaving the loop's
  *            closing barrier.  Median of REPS regions, in microseconds.
@@ -8,7 +10,9 @@
  *            for a key near the middle; the finder cancels the taskgroup;
  *            time of the whole search (taskgroup start to end), median, ms.
  *
- * Build: gcc -O2 -fopenmp -o omp_cancel bench/omp_cancel.c
+ * Build: gcc -O2 -fopenmp -o omp_cancel bench/omp_cancel.c (libgomp, herd);
+ *        clang-14 -O2 -fopenmp (LLVM libomp's own ABI: libomp does not
+ *        cancel a loop entered through the GOMP ABI).  Run: bench/omp_cancel.sh.
  * Prints: "latency_us <median>" and "search_ms <median>".
  */
 #include <omp.h>
@@ -49,7 +53,7 @@ int main(void) {
         double t_cancel = 0, t_left = 0;
 #pragma omp parallel
         {
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(runtime)
             for (long i = 0; i < 1000000000L; i++) {
                 if (i == 1000) {
                     t_cancel = now();
