@@ -418,6 +418,9 @@ unsupported_fns! {
     GOMP_teams4(a: c_uint, b: c_uint, c: c_uint, d: bool) -> bool => "teams inside target regions (offloading)";
     GOMP_target_update_ext(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target update)";
     GOMP_target_enter_exit_data(a: c_int, b: usize, c: *mut *mut c_void, d: *mut usize, e: *mut u16, f: c_uint, g: *mut *mut c_void) => "offloading (target enter/exit data)";
+    // gcc 14's `declare target indirect`: called by code running on an
+    // offload device only (libgomp's host version traps).
+    GOMP_target_map_indirect_ptr(a: *mut c_void) -> *mut c_void => "offloading (indirect calls on a device)";
 }
 
 /// Offload images register themselves at start-up; with no device there is

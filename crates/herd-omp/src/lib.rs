@@ -18,12 +18,15 @@ mod affinity_format;
 mod allocator;
 mod api;
 mod cancel;
+mod device_uid;
 mod display;
 mod doacross;
 pub mod env;
 mod fortran;
 mod icv;
+mod interop;
 mod league;
+mod lock_compat;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod memory;
