@@ -30,6 +30,7 @@ mod lock_compat;
 #[cfg(all(test, loom))]
 mod loom_models;
 mod memory;
+mod openacc;
 mod ordered;
 mod parallel;
 mod placement;
