@@ -665,12 +665,16 @@ fn dsygvd_job(
     (info, work[0], iwork[0])
 }
 
+/// A random symmetric `A` and a symmetric positive definite `B` of order `n`.
+fn pencil(n: usize, seed: u64) -> (Mat<f64>, Mat<f64>) {
+    let r = random_matrix(n, n, seed);
+    (Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)]), random_spd(n, seed + 1))
+}
+
 #[test]
 fn dsygv_and_dsygvd_results_queries_and_info() {
     let n = 90usize;
-    let r = random_matrix(n, n, 31);
-    let a = Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)]);
-    let b = random_spd(n, 32);
+    let (a, b) = pencil(n, 31);
     let mut w = vec![0.0; n];
     let (mut za, mut lb) = (Padded::new(&a, n), Padded::new(&b, n));
     // Workspace queries, and bad arguments.
@@ -714,9 +718,7 @@ fn eigenvalue_ratio(x: &[f64], y: &[f64]) -> f64 {
 fn dsygv_dsygvd_lapacke_eigenvalues_only() {
     use herd_lapack::lapacke::LAPACKE_dsygv;
     let n = 150usize;
-    let r = random_matrix(n, n, 41);
-    let a = Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)]);
-    let b = random_spd(n, 42);
+    let (a, b) = pencil(n, 41);
     let (mut za, mut lb, mut w) = (Padded::new(&a, n), Padded::new(&b, n), vec![0.0; n]);
     assert_eq!(dsygvd_job(b'N', b'L', &mut za, &mut lb, &mut w, -1, 1), (0, (2 * n + 1) as f64, 1));
     assert_eq!(dsygvd_job(b'N', b'L', &mut za, &mut lb, &mut w, 2 * n as i32, 1).0, -11);

@@ -111,13 +111,13 @@ impl Reduction {
 }
 
 /// The reflectors of either reduction (their vectors in the reduced `C`).
-enum Reflectors {
+pub(super) enum Reflectors {
     OneStage(Vec<f64>),
     TwoStage(two_stage::Reflectors),
 }
 
 /// `C = Q·T·Qᵀ` by `how`: `T`'s diagonal into `d`, subdiagonal into `e`.
-fn reduce(c: MatMut<'_, f64>, how: Reduction, d: &mut [f64], e: &mut [f64]) -> Reflectors {
+pub(super) fn reduce(c: MatMut<'_, f64>, how: Reduction, d: &mut [f64], e: &mut [f64]) -> Reflectors {
     match how {
         Reduction::OneStage => {
             let mut tau = vec![0.0; e.len()];

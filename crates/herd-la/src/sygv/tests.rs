@@ -3,7 +3,9 @@
 //! eigenvalues against faer's standard EVD of `L⁻¹·A·L⁻ᵀ` formed directly,
 //! to 1e-10 relative; errors for every malformed argument.
 
-use super::test_support::{mul, pool, spd, sym, tridiagonal_matrix, wilkinson, with_spectrum};
+use super::test_support::{
+    check_malformed_arguments, mul, pool, spd, sym, tridiagonal_matrix, wilkinson, with_spectrum,
+};
 use super::*;
 use crate::probe::{frobenius, Part};
 use crate::random_matrix;
@@ -185,26 +187,7 @@ fn non_finite_inputs() {
 
 #[test]
 fn malformed_arguments_are_named() {
-    let named = |r: Result<(), LaError>, name: &str| match r {
-        Err(LaError::InvalidArgument { argument, .. }) => assert_eq!(argument, name),
-        other => panic!("expected an error naming {name}, got {other:?}"),
-    };
-    let mut w = vec![0.0; 4];
-    let (mut a, mut b) = (Mat::<f64>::zeros(4, 5), Mat::<f64>::identity(4, 4));
-    named(sygv(a.as_mut(), b.as_mut(), &mut w), "a");
-    let (mut a, mut b) = (Mat::<f64>::identity(4, 4), Mat::<f64>::identity(4, 3));
-    named(sygv(a.as_mut(), b.as_mut(), &mut w), "b");
-    let mut b = Mat::<f64>::identity(5, 5);
-    named(sygv(a.as_mut(), b.as_mut(), &mut w), "b");
-    let mut b = Mat::<f64>::identity(4, 4);
-    named(sygv(a.as_mut(), b.as_mut(), &mut w[..3]), "w");
-    assert_eq!(
-        sygv_with(Uplo::Upper, a.as_mut(), b.as_mut(), &mut w, 0),
-        Err(LaError::InvalidTileSize { nb: 0 })
-    );
-    // The identity pencil: eigenvalues 1, eigenvectors the identity up to signs.
-    sygv(a.as_mut(), b.as_mut(), &mut w).expect("I·x = λ·I·x");
-    assert!(w.iter().all(|&x| (x - 1.0).abs() < 1e-15));
+    check_malformed_arguments(sygv, sygv_with);
 }
 
 /// Spectra that stress the tridiagonal eigensolver: tight clusters, exactly

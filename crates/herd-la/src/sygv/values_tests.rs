@@ -9,8 +9,8 @@
 //! path, and the tridiagonal eigenvalue solver alone against divide and
 //! conquer.
 
-use super::evd::{eigen_by, eigenvalues_by, Reduction};
-use super::test_support::{pool, spd, sym, wilkinson, with_spectrum};
+use super::evd::{self, eigen_by, eigenvalues_by, Reduction};
+use super::test_support::{check_malformed_arguments, pool, spd, sym, wilkinson, with_spectrum};
 use super::*;
 use crate::random_matrix;
 
@@ -137,12 +137,19 @@ fn clustered_repeated_and_wilkinson() {
 }
 
 /// Both reductions inside the values path, whatever the crossover: the
-/// eigenvalues of the standard problem `C` against `eigen_by`'s with the
-/// one-stage reduction.
+/// eigenvalues of the standard problem `C` (random, graded, clustered,
+/// Wilkinson's) against `eigen_by`'s with the one-stage reduction.
 #[test]
 fn one_and_two_stage_reductions() {
-    for n in [1, 2, 3, 65, 129, 400] {
-        let c = sym(n, 800 + n as u64);
+    let graded = |n: usize| {
+        let s = sym(n, 900);
+        Mat::from_fn(n, n, |i, j| 10f64.powf(-6.0 * (i + j) as f64 / n as f64) * s[(i, j)])
+    };
+    let clusters =
+        |n: usize| with_spectrum(&(0..n).map(|i| (i / 30) as f64 + 1e-13 * i as f64).collect::<Vec<_>>(), 3);
+    let cases = [1, 2, 3, 65, 129, 400].map(|n| sym(n, 800 + n as u64));
+    for c in cases.into_iter().chain([graded(300), clusters(300), wilkinson(100)]) {
+        let n = c.nrows();
         let (mut z, mut cv, mut want) = (Mat::<f64>::zeros(n, n), c.clone(), vec![0.0; n]);
         pool(2).install(|| eigen_by(Reduction::OneStage, cv.as_mut(), &mut want, z.as_mut()));
         for how in [Reduction::OneStage, Reduction::TwoStage(two_stage::BAND), Reduction::TwoStage(16)] {
@@ -202,25 +209,7 @@ fn same_errors_as_the_vectors_path() {
 
 #[test]
 fn malformed_arguments_are_named() {
-    let named = |r: Result<(), LaError>, name: &str| match r {
-        Err(LaError::InvalidArgument { argument, .. }) => assert_eq!(argument, name),
-        other => panic!("expected an error naming {name}, got {other:?}"),
-    };
-    let mut w = vec![0.0; 4];
-    let (mut a, mut b) = (Mat::<f64>::zeros(4, 5), Mat::<f64>::identity(4, 4));
-    named(sygv_values(a.as_mut(), b.as_mut(), &mut w), "a");
-    let (mut a, mut b) = (Mat::<f64>::identity(4, 4), Mat::<f64>::identity(4, 3));
-    named(sygv_values(a.as_mut(), b.as_mut(), &mut w), "b");
-    let mut b = Mat::<f64>::identity(5, 5);
-    named(sygv_values(a.as_mut(), b.as_mut(), &mut w), "b");
-    let mut b = Mat::<f64>::identity(4, 4);
-    named(sygv_values(a.as_mut(), b.as_mut(), &mut w[..3]), "w");
-    assert_eq!(
-        sygv_values_with(Uplo::Upper, a.as_mut(), b.as_mut(), &mut w, 0),
-        Err(LaError::InvalidTileSize { nb: 0 })
-    );
-    sygv_values(a.as_mut(), b.as_mut(), &mut w).expect("I·x = λ·I·x");
-    assert!(w.iter().all(|&x| (x - 1.0).abs() < 1e-15));
+    check_malformed_arguments(sygv_values, sygv_values_with);
 }
 
 /// A tridiagonal matrix as its diagonal and off-diagonal.
@@ -270,4 +259,37 @@ fn tridiagonal_values_against_divide_and_conquer() {
     tridiag_values::eigenvalues(&[-3.5], &[], &mut w);
     assert_eq!(w, [-3.5]);
     tridiag_values::eigenvalues(&[], &[], &mut []);
+}
+
+/// The values path's phases after the reduction to standard form, timed
+/// (wall clock, 2 participants): each tridiagonal reduction, then the
+/// tridiagonal eigenvalues. Ignored; run with
+/// `VALUES_N=2000,4000 cargo test --release -p herd-la --lib values_phase_times -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement harness: run with --ignored --nocapture"]
+fn values_phase_times() {
+    let ns: Vec<usize> = std::env::var("VALUES_N")
+        .unwrap_or_else(|_| "2000".into())
+        .split(',')
+        .map(|x| x.trim().parse().expect("an order"))
+        .collect();
+    let pool = pool(2);
+    for n in ns {
+        let c = sym(n, 5);
+        for round in 0..3 {
+            for how in [Reduction::OneStage, Reduction::TwoStage(two_stage::BAND)] {
+                let (mut cw, mut d, mut e, mut w) = (c.clone(), vec![0.0; n], vec![0.0; n - 1], vec![0.0; n]);
+                let t0 = std::time::Instant::now();
+                pool.install(|| drop(evd::reduce(cw.as_mut(), how, &mut d, &mut e)));
+                let t1 = std::time::Instant::now();
+                tridiag_values::eigenvalues(&d, &e, &mut w);
+                let t2 = std::time::Instant::now();
+                println!(
+                    "n {n} round {round} {how:?}: reduce {:.3} s, tridiagonal eigenvalues {:.3} s",
+                    (t1 - t0).as_secs_f64(),
+                    (t2 - t1).as_secs_f64()
+                );
+            }
+        }
+    }
 }

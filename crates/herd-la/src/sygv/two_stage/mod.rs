@@ -49,10 +49,12 @@ pub(super) const BAND: usize = 64;
 /// back-transformation costs more.
 const TWO_STAGE_FROM: usize = usize::MAX;
 /// The order from which the eigenvalues-only `sygv` (`values.rs`, no
-/// back-transformation at all) reduces with the two stages by default:
-/// where they were measured faster than the one stage (BENCHMARKS.md
-/// "sygv eigenvalues only (session 28)").
-const TWO_STAGE_FROM_VALUES: usize = 256;
+/// back-transformation at all) reduces with the two stages by default. On
+/// the 2-vCPU host (BENCHMARKS.md "sygv eigenvalues only (session 28)",
+/// alternating rounds): two stages faster in every round from n = 1100
+/// (1.2–2× at 1100–2000, 1.7–1.8× at 4000), a tie within the load's noise
+/// at 1000 (0.86–1.48×, median 1.05×) and below.
+const TWO_STAGE_FROM_VALUES: usize = 1000;
 /// The environment variable that overrides both defaults (an order; `0`
 /// takes the two stages always), read once per process: the crossover
 /// depends on the machine (memory bandwidth per core against matrix
