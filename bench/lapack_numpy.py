@@ -23,6 +23,7 @@ OPS = {
     "scipy.linalg.lu_factor (dgetrf)": "sl.lu_factor(a, overwrite_a=False)",
     "scipy.linalg.qr, mode='r' (dgeqrf)": "sl.qr(a, mode='r')",
     "scipy.linalg.eigh(a, b) (dsygvd)": "sl.eigh(sym, spd2)",
+    "scipy.linalg.eigh(a, b, eigvals_only=True) (dsygvd, jobz N)": "sl.eigh(sym, spd2, eigvals_only=True)",
     "numpy a @ b (cblas_dgemm)": "a @ c",
 }
 

@@ -21,7 +21,9 @@
 //!   standard form as LAPACK's blocked `dsygst` on herd's `trsm`/`syr2k`/`gemm`, the blocked
 //!   tridiagonal reduction (`dsytrd`/`dlatrd`) on herd, then divide and conquer on the tridiagonal
 //!   matrix (LAPACK's `dstedc`) and the Householder back-transformation (`ormqr`) on herd, and the
-//!   final triangular solve with `trsm`.
+//!   final triangular solve with `trsm`. [`sygv_values`] (jobz 'N'): the eigenvalues only — the
+//!   same reductions (two-stage tridiagonal from a crossover order) and QR iteration on `T`, no
+//!   eigenvector and no back-transformation.
 //! * [`potrf_flow`]: tiled Cholesky as a herd-flow graph; [`potrf_seq_tiled`] the same tiles in
 //!   program order (the reference); [`potrf_flow_in_place`] the same graph on tile views of the
 //!   caller's own (strided) matrix, with no copy (what `dpotrf_` runs).
@@ -87,7 +89,7 @@ pub use probe::{probe_residual, Factor};
 pub use qr::{geqrf, orgqr, ormqr, qr_residual_probe, Qr, DEFAULT_QR_BLOCK};
 pub use rng::{random_matrix, random_spd};
 pub use side::Side;
-pub use sygv::{sygv, sygv_with};
+pub use sygv::{sygv, sygv_values, sygv_values_with, sygv_with};
 pub use syrk::{syr2k, syrk};
 pub use tiled::{Tile, TileMut, TileRef, TiledMatrix};
 pub use trsm::trsm;

@@ -419,7 +419,8 @@ pub unsafe extern "C" fn LAPACKE_dgesv(
 
 /// `LAPACKE_dsygv` with `itype = 1` (`A·x = λ·B·x`), in either layout: the
 /// eigenvalues in `w`, with `jobz = 'V'` the eigenvectors in `a` (columns of
-/// the matrix in the layout), `B`'s factor in `b`; −6 (`a`) or −8 (`b`) for
+/// the matrix in the layout; with `'N'` none is computed and `a` is
+/// destroyed), `B`'s factor in `b`; −6 (`a`) or −8 (`b`) for
 /// a NaN in the `uplo` triangle, −7/−9 for a bad `lda`/`ldb`; `n + i` when
 /// `B`'s leading minor of order `i` is not positive definite. `itype = 2, 3`
 /// go to the system's `LAPACKE_dsygv` (`liblapacke.so.3`; `−2` without one,
@@ -448,9 +449,11 @@ pub unsafe extern "C" fn LAPACKE_dsygv(
         if !(1..=3).contains(&itype) {
             return Err(BadArg(2));
         }
-        if !matches!((jobz as u8).to_ascii_uppercase(), b'N' | b'V') {
-            return Err(BadArg(3));
-        }
+        let vectors = match (jobz as u8).to_ascii_uppercase() {
+            b'V' => true,
+            b'N' => false,
+            _ => return Err(BadArg(3)),
+        };
         let ul = uplo(uplo_, 4)?;
         let nn = size(n, 5)?;
         if itype != 1 {
@@ -479,6 +482,6 @@ pub unsafe extern "C" fn LAPACKE_dsygv(
         if nn == 0 {
             return Ok(0);
         }
-        Ok(sygv_info(ul, a, b, w))
+        Ok(sygv_info(ul, vectors, a, b, w))
     })
 }

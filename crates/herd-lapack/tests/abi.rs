@@ -626,6 +626,20 @@ fn dsygv(
 /// `dsygvd_(1, 'V', 'L')` on `a`, `b` with `LWORK`, `LIWORK`: INFO, `WORK(1)`
 /// and `IWORK(1)`.
 fn dsygvd(a: &mut Padded, b: &mut Padded, w: &mut [f64], lwork: i32, liwork: i32) -> (i32, f64, i32) {
+    dsygvd_job(b'V', b'L', a, b, w, lwork, liwork)
+}
+
+/// `dsygvd_(1, jobz, uplo)` on `a`, `b` with `LWORK`, `LIWORK`: INFO,
+/// `WORK(1)` and `IWORK(1)`.
+fn dsygvd_job(
+    jobz: u8,
+    uplo: u8,
+    a: &mut Padded,
+    b: &mut Padded,
+    w: &mut [f64],
+    lwork: i32,
+    liwork: i32,
+) -> (i32, f64, i32) {
     let n = a.rows as i32;
     let (mut info, mut work, mut iwork) =
         (0, vec![0.0; lwork.max(1) as usize], vec![0i32; liwork.max(1) as usize]);
@@ -633,8 +647,8 @@ fn dsygvd(a: &mut Padded, b: &mut Padded, w: &mut [f64], lwork: i32, liwork: i32
     unsafe {
         herd_lapack::lapack::dsygvd_(
             &1,
-            &ch(b'V'),
-            &ch(b'L'),
+            &ch(jobz),
+            &ch(uplo),
             &n,
             a.data.as_mut_ptr(),
             &a.ld(),
@@ -651,12 +665,16 @@ fn dsygvd(a: &mut Padded, b: &mut Padded, w: &mut [f64], lwork: i32, liwork: i32
     (info, work[0], iwork[0])
 }
 
+/// A random symmetric `A` and a symmetric positive definite `B` of order `n`.
+fn pencil(n: usize, seed: u64) -> (Mat<f64>, Mat<f64>) {
+    let r = random_matrix(n, n, seed);
+    (Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)]), random_spd(n, seed + 1))
+}
+
 #[test]
 fn dsygv_and_dsygvd_results_queries_and_info() {
     let n = 90usize;
-    let r = random_matrix(n, n, 31);
-    let a = Mat::from_fn(n, n, |i, j| r[(i, j)] + r[(j, i)]);
-    let b = random_spd(n, 32);
+    let (a, b) = pencil(n, 31);
     let mut w = vec![0.0; n];
     let (mut za, mut lb) = (Padded::new(&a, n), Padded::new(&b, n));
     // Workspace queries, and bad arguments.
@@ -682,6 +700,71 @@ fn dsygv_and_dsygvd_results_queries_and_info() {
     bad[(3, 3)] = -5.0;
     let (mut za, mut lb) = (Padded::new(&a, n), Padded::new(&bad, n));
     assert_eq!(dsygv(1, b'N', b'L', &mut za, &mut lb, &mut w, 3 * n as i32).0, n as i32 + 4);
+}
+
+/// `max |x − y| / (n · ulp · max |x|)`: LAPACK's eigenvalue agreement
+/// (`ddrvst`) scaled by the order.
+fn eigenvalue_ratio(x: &[f64], y: &[f64]) -> f64 {
+    let scale = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let diff = x.iter().zip(y).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    diff / (x.len() as f64 * f64::EPSILON * scale)
+}
+
+/// `JOBZ = 'N'` through `dsygv_`, `dsygvd_` (with `dsygvd`'s minimal
+/// workspace for it) and `LAPACKE_dsygv`: the eigenvalues of `'V'`, the
+/// same factor of `B`, the padding intact, `dsygvd`'s query answering
+/// `2N + 1` and 1.
+#[test]
+fn dsygv_dsygvd_lapacke_eigenvalues_only() {
+    use herd_lapack::lapacke::LAPACKE_dsygv;
+    let n = 150usize;
+    let (a, b) = pencil(n, 41);
+    let (mut za, mut lb, mut w) = (Padded::new(&a, n), Padded::new(&b, n), vec![0.0; n]);
+    assert_eq!(dsygvd_job(b'N', b'L', &mut za, &mut lb, &mut w, -1, 1), (0, (2 * n + 1) as f64, 1));
+    assert_eq!(dsygvd_job(b'N', b'L', &mut za, &mut lb, &mut w, 2 * n as i32, 1).0, -11);
+    for uplo in [b'L', b'U'] {
+        let (mut za, mut lb, mut want) = (Padded::new(&a, n + 3), Padded::new(&b, n + 1), vec![0.0; n]);
+        assert_eq!(dsygv(1, b'V', uplo, &mut za, &mut lb, &mut want, 3 * n as i32).0, 0);
+        let factor = lb.mat();
+        let (mut xa, mut xb, mut w) = (Padded::new(&a, n + 2), Padded::new(&b, n + 4), vec![0.0; n]);
+        assert_eq!(dsygv(1, b'N', uplo, &mut xa, &mut xb, &mut w, 3 * n as i32).0, 0);
+        let ratio = eigenvalue_ratio(&want, &w);
+        assert!(ratio < 30.0, "dsygv 'N' {}: ratio {ratio}", uplo as char);
+        assert!(max_abs_diff(&xb.mat(), &factor) < 1e-12 && xa.padding_intact() && xb.padding_intact());
+        let (mut xa, mut xb, mut w) = (Padded::new(&a, n), Padded::new(&b, n), vec![0.0; n]);
+        let lw = 2 * n as i32 + 1;
+        assert_eq!(dsygvd_job(b'N', uplo, &mut xa, &mut xb, &mut w, lw, 1).0, 0);
+        let ratio = eigenvalue_ratio(&want, &w);
+        assert!(ratio < 30.0, "dsygvd 'N' {}: ratio {ratio}", uplo as char);
+        // LAPACKE, row-major: the same symmetric matrices, the other triangle read.
+        let mut ra: Vec<f64> = (0..n * n).map(|x| a[(x / n, x % n)]).collect();
+        let mut rb: Vec<f64> = (0..n * n).map(|x| b[(x / n, x % n)]).collect();
+        // SAFETY: the row-major buffers hold n × n; `w` holds n.
+        let info = unsafe {
+            LAPACKE_dsygv(
+                lapacke::ROW_MAJOR,
+                1,
+                ch(b'N'),
+                ch(uplo),
+                n as i32,
+                ra.as_mut_ptr(),
+                n as i32,
+                rb.as_mut_ptr(),
+                n as i32,
+                w.as_mut_ptr(),
+            )
+        };
+        assert_eq!(info, 0);
+        let ratio = eigenvalue_ratio(&want, &w);
+        assert!(ratio < 30.0, "LAPACKE_dsygv 'N' {}: ratio {ratio}", uplo as char);
+    }
+    // A NaN in A: INFO = 1 with either JOBZ (LAPACK's eigensolver would not converge).
+    let mut nan = a.clone();
+    nan[(20, 3)] = f64::NAN;
+    for jobz in [b'V', b'N'] {
+        let (mut xa, mut xb) = (Padded::new(&nan, n), Padded::new(&b, n));
+        assert_eq!(dsygv(1, jobz, b'L', &mut xa, &mut xb, &mut w, 3 * n as i32).0, 1);
+    }
 }
 
 #[test]

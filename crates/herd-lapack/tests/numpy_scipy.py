@@ -164,6 +164,9 @@ def case_eigh(out):
         w_only = sl.eigh(a, b, eigvals_only=True, driver="gv")  # jobz = 'N'
         out[f"eigh_wonly_{n}"] = w_only
         calls += 1
+        for lower in (True, False):  # dsygvd_ (SciPy's default driver), jobz = 'N'
+            out[f"eigh_wonly_gvd_{n}_{lower}"] = sl.eigh(a, b, lower=lower, eigvals_only=True)
+            calls += 1
     # ITYPE = 2 (A·B·x = λ·x): not herd's; handed to the system LAPACK.
     a, b = spd(30, 1), spd(30, 2)
     w2 = sl.eigh(a, b, type=2, driver="gv", eigvals_only=True)

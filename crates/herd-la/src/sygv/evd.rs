@@ -20,10 +20,14 @@
 //!    the column blocks of `V` spread over the participants (`2n³` flops);
 //!    two stages, the chase's reflectors in blocks and then stage 1's by
 //!    `ormqr` (`2n³` flops each, the first in smaller products).
+//!
+//! [`eigenvalues`] (LAPACK's `jobz = 'N'`) does step 1 only, with its own
+//! crossover to the two stages, and `T`'s eigenvalues by QR iteration
+//! without vectors (`tridiag_values.rs`): no `V`, no back-transformation.
 
 use faer::{MatMut, MatRef};
 
-use super::{copy, divide, tridiag, two_stage};
+use super::{copy, divide, tridiag, tridiag_values, two_stage};
 use crate::{ormqr, Op, Side};
 
 /// Eigenvalues of the symmetric `c` (lower triangle read; its strict lower
@@ -31,28 +35,56 @@ use crate::{ormqr, Op, Side};
 /// orthonormal eigenvectors into the columns of `z`.
 pub(super) fn eigen(c: MatMut<'_, f64>, w: &mut [f64], z: MatMut<'_, f64>) {
     let n = c.nrows();
-    eigen_by(Reduction::for_order(n), c, w, z);
+    eigen_by(Reduction::for_order(n, true), c, w, z);
 }
 
 /// [`eigen`] with the reduction `reduction`.
-pub(super) fn eigen_by(reduction: Reduction, mut c: MatMut<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64>) {
+pub(super) fn eigen_by(reduction: Reduction, c: MatMut<'_, f64>, w: &mut [f64], mut z: MatMut<'_, f64>) {
     let n = c.nrows();
     if n == 0 {
         return;
     }
-    // The reduction reads columns as slices: a copy for other layouts.
-    let mut owned;
-    let mut c = if c.row_stride() == 1 {
-        c.as_mut()
+    column_major(c, |mut c| {
+        let (mut d, mut e) = (vec![0.0; n], vec![0.0; n - 1]);
+        let q = reduce(c.as_mut(), reduction, &mut d, &mut e);
+        divide::eigen(&d, &e, w, z.as_mut());
+        sort_ascending(w, z.as_mut());
+        q.back_transform(c.as_ref(), z);
+    });
+}
+
+/// The eigenvalues of the symmetric `c` (lower triangle read; its strict
+/// lower triangle destroyed) into `w`, ascending, without eigenvectors:
+/// the reduction [`Reduction::for_order`] picks for the values-only job,
+/// then QR iteration on `T`.
+pub(super) fn eigenvalues(c: MatMut<'_, f64>, w: &mut [f64]) {
+    let n = c.nrows();
+    eigenvalues_by(Reduction::for_order(n, false), c, w);
+}
+
+/// [`eigenvalues`] with the reduction `reduction`.
+pub(super) fn eigenvalues_by(reduction: Reduction, c: MatMut<'_, f64>, w: &mut [f64]) {
+    let n = c.nrows();
+    if n == 0 {
+        return;
+    }
+    column_major(c, |c| {
+        let (mut d, mut e) = (vec![0.0; n], vec![0.0; n - 1]);
+        // The reflectors are not needed: no back-transformation.
+        drop(reduce(c, reduction, &mut d, &mut e));
+        tridiag_values::eigenvalues(&d, &e, w);
+    });
+}
+
+/// Runs `f` on `c` when its columns are contiguous (the reductions read
+/// columns as slices), else on a column-major copy of it.
+fn column_major(c: MatMut<'_, f64>, f: impl FnOnce(MatMut<'_, f64>)) {
+    if c.row_stride() == 1 {
+        f(c);
     } else {
-        owned = c.to_owned();
-        owned.as_mut()
-    };
-    let (mut d, mut e) = (vec![0.0; n], vec![0.0; n - 1]);
-    let q = reduce(c.as_mut(), reduction, &mut d, &mut e);
-    divide::eigen(&d, &e, w, z.as_mut());
-    sort_ascending(w, z.as_mut());
-    q.back_transform(c.as_ref(), z);
+        let mut owned = c.to_owned();
+        f(owned.as_mut());
+    }
 }
 
 /// How `C` is reduced to tridiagonal.
@@ -66,10 +98,11 @@ pub(super) enum Reduction {
 }
 
 impl Reduction {
-    /// The reduction [`eigen`] uses for order `n`: two stages from
+    /// The reduction for order `n`, with eigenvectors ([`eigen`],
+    /// `vectors`) or without ([`eigenvalues`]): two stages from
     /// [`two_stage::two_stage_from`] on.
-    pub(super) fn for_order(n: usize) -> Reduction {
-        if n >= two_stage::two_stage_from() {
+    pub(super) fn for_order(n: usize, vectors: bool) -> Reduction {
+        if n >= two_stage::two_stage_from(vectors) {
             Reduction::TwoStage(two_stage::BAND)
         } else {
             Reduction::OneStage
@@ -78,13 +111,13 @@ impl Reduction {
 }
 
 /// The reflectors of either reduction (their vectors in the reduced `C`).
-enum Reflectors {
+pub(super) enum Reflectors {
     OneStage(Vec<f64>),
     TwoStage(two_stage::Reflectors),
 }
 
 /// `C = Q·T·Qᵀ` by `how`: `T`'s diagonal into `d`, subdiagonal into `e`.
-fn reduce(c: MatMut<'_, f64>, how: Reduction, d: &mut [f64], e: &mut [f64]) -> Reflectors {
+pub(super) fn reduce(c: MatMut<'_, f64>, how: Reduction, d: &mut [f64], e: &mut [f64]) -> Reflectors {
     match how {
         Reduction::OneStage => {
             let mut tau = vec![0.0; e.len()];

@@ -30,6 +30,12 @@
 //! reduction to standard form starting on the tiles of `L` already factored
 //! — would need steps 1 and 2 in one herd-flow graph with a tiled `sygst`.
 //!
+//! Eigenvalues only (LAPACK's `jobz = 'N'`): [`sygv_values`] and
+//! [`sygv_values_with`] (`values.rs`) take steps 1 and 2, the tridiagonal
+//! reduction of step 3 (two stages from a lower crossover: nothing is
+//! back-transformed) and `T`'s eigenvalues by QR iteration
+//! (`tridiag_values.rs`); no eigenvector is formed.
+//!
 //! Flops: [`sygv_flops`](crate::sygv_flops).
 
 mod copy;
@@ -42,7 +48,13 @@ mod test_support;
 #[cfg(test)]
 mod tests;
 mod tridiag;
+mod tridiag_values;
 mod two_stage;
+mod values;
+#[cfg(test)]
+mod values_tests;
+
+pub use values::{sygv_values, sygv_values_with};
 
 use faer::{Mat, MatMut, MatRef};
 
@@ -115,6 +127,28 @@ pub fn default_tile(n: usize) -> usize {
 /// shapes).
 pub fn sygv_with(
     uplo: Uplo,
+    a: MatMut<'_, f64>,
+    b: MatMut<'_, f64>,
+    w: &mut [f64],
+    nb: usize,
+) -> Result<(), LaError> {
+    solve(Job::Vectors, uplo, a, b, w, nb)
+}
+
+/// What a `sygv` call computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Job {
+    /// Eigenvalues and eigenvectors ([`sygv_with`]).
+    Vectors,
+    /// Eigenvalues only ([`sygv_values_with`]).
+    Values,
+}
+
+/// [`sygv_with`] or [`sygv_values_with`], as `job` says: the checks, then
+/// the lower case (on the transposed views for [`Uplo::Upper`]).
+fn solve(
+    job: Job,
+    uplo: Uplo,
     mut a: MatMut<'_, f64>,
     b: MatMut<'_, f64>,
     w: &mut [f64],
@@ -125,20 +159,28 @@ pub fn sygv_with(
         return Err(LaError::InvalidTileSize { nb });
     }
     match uplo {
-        Uplo::Lower => lower(a, b, w, nb),
+        Uplo::Lower => lower(job, a, b, w, nb),
         Uplo::Upper => {
-            lower(a.as_mut().transpose_mut(), b.transpose_mut(), w, nb).map_err(|e| match e {
+            lower(job, a.as_mut().transpose_mut(), b.transpose_mut(), w, nb).map_err(|e| match e {
                 LaError::NonFinite { row, col } => LaError::NonFinite { row: col, col: row },
                 other => other,
             })?;
-            transpose_in_place(a);
+            if job == Job::Vectors {
+                transpose_in_place(a);
+            }
             Ok(())
         }
     }
 }
 
 /// The lower case on checked arguments.
-fn lower(mut a: MatMut<'_, f64>, mut b: MatMut<'_, f64>, w: &mut [f64], nb: usize) -> Result<(), LaError> {
+fn lower(
+    job: Job,
+    mut a: MatMut<'_, f64>,
+    mut b: MatMut<'_, f64>,
+    w: &mut [f64],
+    nb: usize,
+) -> Result<(), LaError> {
     let n = a.nrows();
     if let Some((row, col)) = first_non_finite_lower(a.as_ref()) {
         return Err(LaError::NonFinite { row, col });
@@ -149,6 +191,10 @@ fn lower(mut a: MatMut<'_, f64>, mut b: MatMut<'_, f64>, w: &mut [f64], nb: usiz
     factor::cholesky(b.as_mut(), nb)?;
     let l = b.as_ref();
     standard::reduce(a.as_mut(), l)?;
+    if job == Job::Values {
+        evd::eigenvalues(a, w);
+        return Ok(());
+    }
     let mut s = Mat::<f64>::zeros(n, n);
     evd::eigen(a.as_mut(), w, s.as_mut());
     {

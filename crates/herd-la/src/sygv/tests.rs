@@ -3,26 +3,16 @@
 //! eigenvalues against faer's standard EVD of `L⁻¹·A·L⁻ᵀ` formed directly,
 //! to 1e-10 relative; errors for every malformed argument.
 
-use super::test_support::{mul, pool, sym};
+use super::test_support::{
+    check_malformed_arguments, mul, pool, spd, sym, tridiagonal_matrix, wilkinson, with_spectrum,
+};
 use super::*;
 use crate::probe::{frobenius, Part};
 use crate::random_matrix;
-use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
-use faer::{Accum, Par, Side as FaerSide};
+use faer::{Par, Side as FaerSide};
 
 const THRESHOLD: f64 = 30.0;
-
-/// A random symmetric positive definite `B = R·Rᵀ/n + I/2`, far from
-/// diagonal (condition number of a few tens).
-fn spd(n: usize, seed: u64) -> Mat<f64> {
-    let r = random_matrix(n, n, seed);
-    let mut b = Mat::from_fn(n, n, |i, j| if i == j { 0.5 } else { 0.0 });
-    if n > 0 {
-        matmul(b.as_mut(), Accum::Add, r.as_ref(), r.transpose(), 1.0 / n as f64, Par::Seq);
-    }
-    b
-}
 
 /// The eigenvalues of `L⁻¹·A·L⁻ᵀ` formed directly with faer (sequential).
 fn reference_eigenvalues(a: &Mat<f64>, b: &Mat<f64>) -> Vec<f64> {
@@ -197,35 +187,7 @@ fn non_finite_inputs() {
 
 #[test]
 fn malformed_arguments_are_named() {
-    let named = |r: Result<(), LaError>, name: &str| match r {
-        Err(LaError::InvalidArgument { argument, .. }) => assert_eq!(argument, name),
-        other => panic!("expected an error naming {name}, got {other:?}"),
-    };
-    let mut w = vec![0.0; 4];
-    let (mut a, mut b) = (Mat::<f64>::zeros(4, 5), Mat::<f64>::identity(4, 4));
-    named(sygv(a.as_mut(), b.as_mut(), &mut w), "a");
-    let (mut a, mut b) = (Mat::<f64>::identity(4, 4), Mat::<f64>::identity(4, 3));
-    named(sygv(a.as_mut(), b.as_mut(), &mut w), "b");
-    let mut b = Mat::<f64>::identity(5, 5);
-    named(sygv(a.as_mut(), b.as_mut(), &mut w), "b");
-    let mut b = Mat::<f64>::identity(4, 4);
-    named(sygv(a.as_mut(), b.as_mut(), &mut w[..3]), "w");
-    assert_eq!(
-        sygv_with(Uplo::Upper, a.as_mut(), b.as_mut(), &mut w, 0),
-        Err(LaError::InvalidTileSize { nb: 0 })
-    );
-    // The identity pencil: eigenvalues 1, eigenvectors the identity up to signs.
-    sygv(a.as_mut(), b.as_mut(), &mut w).expect("I·x = λ·I·x");
-    assert!(w.iter().all(|&x| (x - 1.0).abs() < 1e-15));
-}
-
-/// `Q·diag(λ)·Qᵀ` with a random orthogonal `Q` (faer's QR of a random matrix).
-fn with_spectrum(lambda: &[f64], seed: u64) -> Mat<f64> {
-    let n = lambda.len();
-    let q = random_matrix(n, n, seed).qr().compute_Q();
-    let ql = Mat::from_fn(n, n, |i, j| q[(i, j)] * lambda[j]);
-    let a = mul(ql.as_ref(), q.transpose());
-    Mat::from_fn(n, n, |i, j| 0.5 * (a[(i, j)] + a[(j, i)]))
+    check_malformed_arguments(sygv, sygv_with);
 }
 
 /// Spectra that stress the tridiagonal eigensolver: tight clusters, exactly
@@ -250,16 +212,7 @@ fn clustered_and_repeated_eigenvalues() {
     // Wilkinson's W+: tridiagonal, d = |m − i|, e = 1, pairs equal to many digits.
     for m in [10, 100] {
         let k = 2 * m + 1;
-        let w = Mat::from_fn(k, k, |i, j| {
-            if i == j {
-                (m as f64 - i as f64).abs()
-            } else if i.abs_diff(j) == 1 {
-                1.0
-            } else {
-                0.0
-            }
-        });
-        check_pencil(&w, &Mat::identity(k, k), 2, 16, &format!("Wilkinson W+ of order {k}"));
+        check_pencil(&wilkinson(m), &Mat::identity(k, k), 2, 16, &format!("Wilkinson W+ of order {k}"));
     }
 }
 
@@ -383,18 +336,4 @@ fn tridiagonal_reduction_with_zero_columns() {
     let tau = check_reduction(&blocks, 2, "two blocks");
     assert_eq!(tau[b1 - 1], 0.0, "the first block's last column is zero below the diagonal");
     assert!(tau[b1] != 0.0, "the second block is reduced");
-}
-
-/// The symmetric tridiagonal matrix with diagonal `d` and off-diagonal `e`.
-fn tridiagonal_matrix(d: &[f64], e: &[f64]) -> Mat<f64> {
-    let n = d.len();
-    Mat::from_fn(n, n, |i, j| {
-        if i == j {
-            d[i]
-        } else if i.abs_diff(j) == 1 {
-            e[i.min(j)]
-        } else {
-            0.0
-        }
-    })
 }

@@ -1,10 +1,11 @@
 //! `dsygv_`, `dsygvd_`: the generalized symmetric-definite eigenproblem
-//! (herd-la's `sygv_with`). herd implements `ITYPE = 1` (`A·x = λ·B·x`);
+//! (herd-la's `sygv_with`, and `sygv_values_with` for `JOBZ = 'N'`). herd
+//! implements `ITYPE = 1` (`A·x = λ·B·x`);
 //! `ITYPE = 2, 3` are handed to the system LAPACK (`ffi::system_symbol`).
 
 use crate::ffi::{self, dim, flag, guard, lead, mat_mut, read, uplo, BadArg, Int, Routine};
 use faer::MatMut;
-use herd_la::sygv::{default_tile, sygv_with};
+use herd_la::sygv::{default_tile, sygv_values_with, sygv_with};
 use herd_la::{LaError, Uplo};
 use std::ffi::c_char;
 
@@ -47,12 +48,20 @@ type Dsygvd = unsafe extern "C" fn(
 );
 
 /// Solves `A·x = λ·B·x` on the `uplo` triangles: eigenvalues ascending in
-/// `w`, eigenvectors (`Zᵀ·B·Z = I`) in `a`, `B`'s Cholesky factor in `b`.
+/// `w`, with `vectors` the eigenvectors (`Zᵀ·B·Z = I`) in `a` (without,
+/// `a` is destroyed and no eigenvector is computed: herd-la's
+/// `sygv_values_with`), `B`'s Cholesky factor in `b`.
 /// LAPACK's `INFO`: 0; `n + i` when the leading minor of order `i` of `B` is
 /// not positive definite (a NaN or infinity in `B` at row `r` of the
 /// triangle: `i = r + 1`, the pivot it reaches first); `1` for a NaN or
 /// infinity in `A` (LAPACK's eigensolver would not converge).
-pub(crate) fn sygv_info(ul: Uplo, a: MatMut<'_, f64>, b: MatMut<'_, f64>, w: &mut [f64]) -> Int {
+pub(crate) fn sygv_info(
+    ul: Uplo,
+    vectors: bool,
+    a: MatMut<'_, f64>,
+    b: MatMut<'_, f64>,
+    w: &mut [f64],
+) -> Int {
     let n = a.nrows();
     let lower_b = if ul == Uplo::Lower { b.as_ref() } else { b.as_ref().transpose() };
     if let Some(r) = crate::lapack::first_bad_row(lower_b) {
@@ -64,7 +73,8 @@ pub(crate) fn sygv_info(ul: Uplo, a: MatMut<'_, f64>, b: MatMut<'_, f64>, w: &mu
         let i = if first > 0 { first } else { r as Int + 1 };
         return n as Int + i;
     }
-    match sygv_with(ul, a, b, w, default_tile(n)) {
+    let solve = if vectors { sygv_with } else { sygv_values_with };
+    match solve(ul, a, b, w, default_tile(n)) {
         Ok(()) => 0,
         Err(LaError::NotPositiveDefinite { column }) => (n + column + 1) as Int,
         Err(LaError::NonFinite { .. }) => 1,
@@ -112,7 +122,8 @@ fn itype_unsupported(name: &str, itype: Int) -> Result<Int, BadArg> {
 /// LAPACK `DSYGV`: all eigenvalues (and with `JOBZ = 'V'` the eigenvectors,
 /// `Zᵀ·B·Z = I`) of `A·x = λ·B·x`, `B` positive definite, on herd.
 /// `ITYPE = 2, 3` are handed to the system LAPACK loaded after this library.
-/// With `JOBZ = 'N'` `A` is destroyed, as LAPACK allows.
+/// With `JOBZ = 'N'` no eigenvector is computed (herd-la's eigenvalues-only
+/// path) and `A` is destroyed, as in LAPACK.
 ///
 /// `INFO`: 0; `−i` for a bad argument (`ITYPE` 1, `JOBZ` 2, `UPLO` 3, `N` 4,
 /// `LDA` 6, `LDB` 8, `LWORK < max(1, 3N − 1)` 11; `LWORK = −1` is a
@@ -139,7 +150,7 @@ pub unsafe extern "C" fn dsygv_(
     let result = guard("DSYGV ", || {
         // SAFETY: forwarded from the caller's contract for each argument.
         unsafe {
-            let (it, _, ul, nn, lda_, ldb_) = common(itype, jobz, uplo_, n, lda, ldb)?;
+            let (it, vectors, ul, nn, lda_, ldb_) = common(itype, jobz, uplo_, n, lda, ldb)?;
             if it != 1 {
                 return match ffi::system_symbol::<Dsygv>(c"dsygv_", c"liblapack.so.3", dsygv_ as *const _) {
                     Some(f) => {
@@ -154,7 +165,7 @@ pub unsafe extern "C" fn dsygv_(
                 return Ok(0);
             }
             ffi::count(Routine::Sygv);
-            solve(ul, nn, (a, lda_), (b, ldb_), w)
+            solve(ul, vectors, nn, (a, lda_), (b, ldb_), w)
         }
     });
     // SAFETY: the caller's contract.
@@ -164,7 +175,8 @@ pub unsafe extern "C" fn dsygv_(
 /// LAPACK `DSYGVD` (the divide-and-conquer driver): the same problem and
 /// results as [`dsygv_`], computed by the same herd solver (whose
 /// tridiagonal eigensolver is divide and conquer, LAPACK's `dstedc`
-/// method, as `dsygvd` promises); its workspace
+/// method, as `dsygvd` promises; with `JOBZ = 'N'` QR iteration on the
+/// eigenvalues only, as `dstedc` itself does then through `dsterf`); its workspace
 /// arguments are checked as LAPACK checks them (`LWORK` 11: `1 + 6N + 2N²`
 /// with vectors, `2N + 1` without, 1 for `N ≤ 1`; `LIWORK` 13: `3 + 5N`,
 /// or 1), and a query (`LWORK` or `LIWORK` `= −1`) returns those minima.
@@ -226,7 +238,7 @@ pub unsafe extern "C" fn dsygvd_(
                 return Ok(0);
             }
             ffi::count(Routine::Sygv);
-            solve(ul, nn, (a, lda_), (b, ldb_), w)
+            solve(ul, vectors, nn, (a, lda_), (b, ldb_), w)
         }
     });
     // SAFETY: the caller's contract.
@@ -239,6 +251,7 @@ pub unsafe extern "C" fn dsygvd_(
 /// `a`, `b` hold `n` columns at their leading dimensions; `w` `n` values.
 unsafe fn solve(
     ul: Uplo,
+    vectors: bool,
     n: usize,
     (a, lda): (*mut f64, usize),
     (b, ldb): (*mut f64, usize),
@@ -253,6 +266,6 @@ unsafe fn solve(
     // SAFETY: the caller's contract.
     unsafe {
         let w = std::slice::from_raw_parts_mut(w, n);
-        Ok(sygv_info(ul, mat_mut(a, n, n, lda), mat_mut(b, n, n, ldb), w))
+        Ok(sygv_info(ul, vectors, mat_mut(a, n, n, lda), mat_mut(b, n, n, ldb), w))
     }
 }

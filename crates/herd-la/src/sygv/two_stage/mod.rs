@@ -18,7 +18,9 @@
 //! The price of the matrix products: the second back-transformation,
 //! `2n³` more flops than the one-stage path's single `ormqr` (and the
 //! blocks of step 3 multiply the zeros of their parallelograms too). `sygv`
-//! takes this path from [`two_stage_from`] on (`evd.rs`; by default never).
+//! takes this path from [`two_stage_from`] on (`evd.rs`; by default never with
+//! eigenvectors; `values.rs`, eigenvalues only, has no back-transformation and
+//! takes it from a crossover order).
 //!
 //! `tests.rs` checks each stage; `timing.rs` is the ignored harness that
 //! times the phases (BENCHMARKS.md "(session 27)").
@@ -39,30 +41,45 @@ use crate::{ormqr, Op, Side};
 
 /// The half-bandwidth of stage 1's band (32, 48, 64 and 96 measured).
 pub(super) const BAND: usize = 64;
-/// The order from which `sygv` reduces with the two stages by default:
-/// never. On the 2-vCPU host where it was measured the two stages were
-/// slower with all eigenvectors at every order tried (0.88× the one stage
-/// at n = 2000, 0.78× at 4000: BENCHMARKS.md "(session 27)") — the
-/// reduction is 1.5× faster, the second back-transformation costs more.
+/// The order from which `sygv` reduces with the two stages by default when
+/// it computes eigenvectors: never. On the 2-vCPU host where it was
+/// measured the two stages were slower with all eigenvectors at every order
+/// tried (0.88× the one stage at n = 2000, 0.78× at 4000: BENCHMARKS.md
+/// "(session 27)") — the reduction is 1.5× faster, the second
+/// back-transformation costs more.
 const TWO_STAGE_FROM: usize = usize::MAX;
-/// The environment variable that overrides [`TWO_STAGE_FROM`] (an order;
-/// `0` takes the two stages always), read once per process: the crossover
+/// The order from which the eigenvalues-only `sygv` (`values.rs`, no
+/// back-transformation at all) reduces with the two stages by default. On
+/// the 2-vCPU host (BENCHMARKS.md "sygv eigenvalues only (session 28)",
+/// alternating rounds): two stages faster in every round from n = 1100
+/// (1.2–2× at 1100–2000, 1.7–1.8× at 4000), a tie within the load's noise
+/// at 1000 (0.86–1.48×, median 1.05×) and below.
+const TWO_STAGE_FROM_VALUES: usize = 1000;
+/// The environment variable that overrides both defaults (an order; `0`
+/// takes the two stages always), read once per process: the crossover
 /// depends on the machine (memory bandwidth per core against matrix
 /// products), so it can be measured elsewhere without a rebuild.
 const TWO_STAGE_FROM_VAR: &str = "HERD_SYGV_TWO_STAGE_FROM";
 
 /// The order from which `sygv` takes the two stages: [`TWO_STAGE_FROM_VAR`]
-/// when set to a number, else [`TWO_STAGE_FROM`] (with a warning on stderr
-/// for a value that is not one).
-pub(super) fn two_stage_from() -> usize {
-    static FROM: OnceLock<usize> = OnceLock::new();
-    *FROM.get_or_init(|| match std::env::var(TWO_STAGE_FROM_VAR) {
-        Ok(v) if !v.trim().is_empty() => v.trim().parse().unwrap_or_else(|_| {
-            eprintln!("herd-la: warning: {TWO_STAGE_FROM_VAR}={v:?} is not an order (a non-negative integer); ignored");
-            TWO_STAGE_FROM
-        }),
-        _ => TWO_STAGE_FROM,
-    })
+/// when set to a number, else [`TWO_STAGE_FROM`] with eigenvectors
+/// (`vectors`) and [`TWO_STAGE_FROM_VALUES`] without (with a warning on
+/// stderr for a value that is not a number).
+pub(super) fn two_stage_from(vectors: bool) -> usize {
+    static FROM: OnceLock<Option<usize>> = OnceLock::new();
+    let set = *FROM.get_or_init(|| match std::env::var(TWO_STAGE_FROM_VAR) {
+        Ok(v) if !v.trim().is_empty() => v.trim().parse().map_or_else(
+            |_| {
+                eprintln!(
+                    "herd-la: warning: {TWO_STAGE_FROM_VAR}={v:?} is not an order (a non-negative integer); ignored"
+                );
+                None
+            },
+            Some,
+        ),
+        _ => None,
+    });
+    set.unwrap_or(if vectors { TWO_STAGE_FROM } else { TWO_STAGE_FROM_VALUES })
 }
 
 /// The reflectors of both stages: stage 1's `τ` (its vectors stay in the
