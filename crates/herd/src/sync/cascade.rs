@@ -196,12 +196,12 @@ mod tests {
 
     /// The threads of `sleepers` (slots of a pool of `n`) sleep on a word
     /// until it reaches `wakers.len()`; each waker (a thread outside the
-    /// sleepers, at its slot if it has one) adds one to the word and
-    /// cascades over its range, all at once. Every sleeper wakes and no
+    /// sleepers) adds one to the word and cascades over its range `lo..hi`,
+    /// all at once. Every sleeper wakes and no
     /// hand-off word is left set. Returns the wake-ups each sleeper, then
     /// each waker, issued. (A sleeper woken spuriously before the word is
     /// complete goes back to sleep; all are asleep before the wakers start.)
-    fn cascade(n: usize, sleepers: std::ops::Range<usize>, wakers: &[std::ops::Range<usize>]) -> Vec<u32> {
+    fn cascade(n: usize, sleepers: std::ops::Range<usize>, wakers: &[(usize, usize)]) -> Vec<u32> {
         let cascade = Cascade::new(n);
         let parkers: Vec<Parker> = (0..n).map(|_| Parker::new()).collect();
         let go = AtomicU32::new(0);
@@ -237,13 +237,13 @@ mod tests {
             {
                 std::thread::yield_now();
             }
-            for (k, range) in wakers.iter().enumerate() {
+            for (k, &(lo, hi)) in wakers.iter().enumerate() {
                 let (cascade, go, wakes, start) = (&cascade, &go, &wakes, &start);
                 let i = sleepers.len() + k;
                 s.spawn(move || {
                     start.wait();
                     go.fetch_add(1, Ordering::SeqCst);
-                    wakes[i].fetch_add(cascade.wake(range.clone(), parker), Ordering::Relaxed);
+                    wakes[i].fetch_add(cascade.wake(lo..hi, parker), Ordering::Relaxed);
                 });
             }
         });
@@ -264,7 +264,7 @@ mod tests {
     /// alone issued 63 before).
     #[test]
     fn every_sleeper_wakes_and_nobody_wakes_more_than_fanout() {
-        assert_at_most_fanout(&cascade(64, 1..64, &[0..64]));
+        assert_at_most_fanout(&cascade(64, 1..64, &[(0, 64)]));
     }
 
     /// The same over a range that does not start at 0: 63 sleepers in slots
@@ -272,18 +272,19 @@ mod tests {
     /// such a range was a loop of 63 wakes by the waker before.)
     #[test]
     fn a_range_past_slot_0_cascades_too() {
-        assert_at_most_fanout(&cascade(68, 5..68, &[5..68]));
+        assert_at_most_fanout(&cascade(68, 5..68, &[(5, 68)]));
     }
 
-    /// Two wakers of different ranges over the same sleepers at once (the
-    /// team 0..40 and the part 3..40): where one's request waits in a word
-    /// the other's visit wakes the slot and serves its subtree itself.
-    /// Every sleeper wakes, whatever the interleaving, in every round.
+    /// Wakers of different ranges over the same sleepers at once (the team
+    /// 0..40 and the part 3..40; 1..40, 2..40 and 0..40 over 2..40, the
+    /// slots every range holds: a sleeper waits for every waker): where one's
+    /// request waits in a word another's visit wakes the slot and serves its
+    /// subtree itself. Every sleeper wakes, in every round.
     #[test]
     fn wakers_of_different_ranges_at_once() {
         for _ in 0..10 {
-            cascade(40, 3..40, &[0..40, 3..40]);
-            cascade(40, 1..40, &[1..40, 2..40, 0..40]);
+            cascade(40, 3..40, &[(0, 40), (3, 40)]);
+            cascade(40, 2..40, &[(1, 40), (2, 40), (0, 40)]);
         }
     }
 
