@@ -225,25 +225,19 @@ impl PoolHandle {
 
     /// Wakes every participant of `slots` that sleeps in [`wait_until`]:
     /// one load when none does (the pool counts its sleepers there, see
-    /// `sync/parked.rs`). Otherwise, for `slots` starting at 0 (a team), a
-    /// wake-up *cascade* (`sync/cascade.rs`): the caller wakes the
-    /// sleepers at the top of a tree of the slots and each woken participant
-    /// wakes those of its subtree, so that no thread issues more than a few
-    /// wake-ups however large the team (the caller alone would issue one per
-    /// sleeper). Any other range: [`PoolHandle::wake`] on each. Call after
-    /// the `SeqCst` read-modify-write that makes their condition true, as
-    /// `wake`. (A participant idle between regions is not counted: this is
-    /// for waits on a runtime's own words.)
+    /// `sync/parked.rs`). Otherwise a wake-up *cascade* (`sync/cascade.rs`)
+    /// down a tree of the slots of the range (a team `0..n`, or any part
+    /// of one): the caller wakes the sleepers at the top of the tree and
+    /// each woken participant wakes those of its subtree, so that no thread
+    /// issues more than a few wake-ups however large the range (the caller
+    /// alone would issue one per sleeper). Slots past the pool are ignored.
+    /// Call after the `SeqCst` read-modify-write that makes their condition
+    /// true, as `wake`. (A participant idle between regions is not counted:
+    /// this is for waits on a runtime's own words.)
     #[inline]
     pub fn wake_waiting(&self, slots: std::ops::Range<usize>) {
         if self.reg.parked_waiters.any() {
-            if slots.start == 0 {
-                self.reg.cascade.wake(slots.end, |s| self.reg.parker(s));
-            } else {
-                for i in slots {
-                    self.wake(i);
-                }
-            }
+            self.reg.cascade.wake(slots, |s| self.reg.parker(s));
         }
     }
 

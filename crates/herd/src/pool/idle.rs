@@ -160,10 +160,10 @@ impl Registry {
         // load sees that region's team: a job of a region this slot is not
         // in goes to the refused queue of the master (slot 0, a member of
         // every region; anyone may push on an `Injector`), and a member is
-        // woken for it (`notify_work` wakes only members), as a refusal.
+        // woken for it (`notify_work` wakes only members), as a refusal
+        // (`refused.rs`; loom model `pool::refused::hand_back_model`).
         if slot >= self.team.load(Ordering::Relaxed) {
-            self.refused.push(0, job);
-            self.notify_work(Target::Anyone, 0);
+            self.refused.hand_back(job, || self.notify_work(Target::Anyone, 0));
             return None;
         }
         Some(job)
@@ -414,7 +414,62 @@ pub(crate) fn wait_current_admitting(done: impl Fn(bool) -> bool, admit: &dyn su
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::{AdaptiveSpin, Waited};
+    use crate::sched::{JobRef, Target};
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
+
+    /// A region of 2 of 4 participants waits (its drain) for a job queued
+    /// in the refused queue of participant 3, outside the region — as a job
+    /// 3 refused before the region began, or one it took and refused while
+    /// its team check raced with the region's start, is. A member takes and
+    /// runs it. Before `RefusedQueues::take_others` searched the queues of
+    /// slots outside the team, no member's search reached the job while
+    /// every member's pre-sleep check counted it (`RefusedQueues::any`):
+    /// the members spun and the region never returned (this test failed by
+    /// its deadline, in every run).
+    #[test]
+    fn a_member_takes_a_job_refused_outside_its_region() {
+        static RAN: AtomicUsize = AtomicUsize::new(0);
+        static RAN_ON: AtomicUsize = AtomicUsize::new(usize::MAX);
+        static HANDLE: std::sync::Mutex<Option<crate::rt::PoolHandle>> = std::sync::Mutex::new(None);
+        unsafe fn job(_: *const ()) {
+            RAN_ON.store(crate::current_thread_index().unwrap(), Ordering::SeqCst);
+            RAN.fetch_add(1, Ordering::SeqCst);
+            let h = HANDLE.lock().unwrap().clone().unwrap();
+            h.wake(0);
+            h.wake(1);
+        }
+        let pool = crate::Pool::builder().num_threads(4).wait(crate::WaitPolicy::Passive).build().unwrap();
+        *HANDLE.lock().unwrap() = Some(crate::rt::PoolHandle::of(&pool));
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Leaked, so that a hung region (the failure) does not block the
+        // test's end on the pool's drop.
+        let pool: &'static crate::Pool = Box::leak(Box::new(pool));
+        std::thread::spawn(move || {
+            let reg = pool.registry();
+            crate::rt::broadcast_n(
+                pool,
+                2,
+                |ctx| {
+                    if ctx.index() == 0 {
+                        // SAFETY: `job` is a plain function with no data.
+                        reg.refused.push(3, unsafe { JobRef::new(std::ptr::null(), job) });
+                        reg.notify_work(Target::Anyone, 3);
+                    }
+                },
+                &|last| {
+                    let v =
+                        if last { RAN.fetch_add(0, Ordering::SeqCst) } else { RAN.load(Ordering::SeqCst) };
+                    v == 1
+                },
+            );
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("the region of 2 never took the job queued at participant 3, outside it");
+        assert_eq!(RAN.load(Ordering::SeqCst), 1);
+        assert!(RAN_ON.load(Ordering::SeqCst) < 2, "a participant outside the region ran the job");
+    }
 
     fn us(n: u64) -> Duration {
         Duration::from_micros(n)

@@ -7,8 +7,8 @@
 //! pushes there, so a refusal writes the refuser's own lines); anyone takes
 //! from any queue (`admit.rs` says who looks where). One exception, rare:
 //! a participant that took a job of a region it is not in (`find_work`'s
-//! second team check) pushes it on the master's queue, counting and
-//! waking as a refuser does.
+//! second team check) hands it back on the master's queue
+//! ([`RefusedQueues::hand_back`]), counting and waking as a refuser does.
 //!
 //! **Summary.** The slots are split into *groups* of at most [`GROUP`]
 //! participants of one shepherd (so a group shares a cache, and its line
@@ -33,7 +33,23 @@
 //! refuser of that push has its add and its `notify_work` still to come, so
 //! the argument applies to it. A counter that reads "−1" (a take counted
 //! before its push's add) reads non-zero: a wasted look, never a lost job.
-//! `pool::refused::model` checks the hand-off.
+//! `pool::refused::model` checks the hand-off, and `find_work`'s hand-back
+//! to the master with the master about to sleep.
+//!
+//! **A smaller region** (participants `0..team` of the pool) changes who
+//! searches, not where: a member's search ([`RefusedQueues::take_others`])
+//! looks at every group's queues, those of slots outside the team
+//! included, and a non-member's finds nothing (it may run no job of the
+//! region; `find_work` and `admit.rs` stop it before). So [`RefusedQueues::any`]
+//! counting every group is exact for the members whose pre-sleep check
+//! reads it (a non-member's check does not: `idle.rs`): a job it counts is
+//! one their search reaches. The first version searched only the queues of
+//! slots `0..team` while `any` counted all of them, so a job refused by a
+//! participant outside the region (before the region began, or by one
+//! whose team check raced with the region's start) kept every member from
+//! sleeping — each pre-sleep check saw it, no search took it — for as long
+//! as the region lasted, and hung a region that waited for that job
+//! (`pool::idle::tests::a_member_takes_a_job_refused_outside_its_region`).
 //!
 //! **Before any refusal** a pool's searches cost one load of `seen`, a line
 //! nobody writes after the first refusal of the pool's life.
@@ -96,6 +112,19 @@ impl<T> RefusedQueues<T> {
         }
     }
 
+    /// `find_work`'s hand-back: a participant outside the running region
+    /// took `job`, one of the region's; it queues it on the master's queue
+    /// (slot 0, a member of every region, which looks there first; anyone
+    /// may push on a queue), counted, and then `notify` (the caller's
+    /// `notify_work` for the team) wakes an announced member for it. The
+    /// same order as a refusal — push, count, then the waker's fence and
+    /// load — so the argument of the module documentation holds for it;
+    /// `model::handed_back_job_runs_once` checks it.
+    pub(crate) fn hand_back(&self, job: T, notify: impl FnOnce()) {
+        self.push(0, job);
+        notify();
+    }
+
     /// A job of `slot`'s own queue, if any: one load of `seen` in a pool
     /// that never refused, of the queue's indices when it is empty.
     #[inline]
@@ -106,11 +135,13 @@ impl<T> RefusedQueues<T> {
         self.take(slot)
     }
 
-    /// A job of another participant's queue among slots `0..team` (after
-    /// a failed steal): the group counters, then the queues of the groups
-    /// that hold jobs, `slot`'s group first.
+    /// A job of another participant's queue for `slot`, a member of a team
+    /// `0..team` (after a failed steal): the group counters, then the
+    /// queues of the groups that hold jobs, `slot`'s group first — every
+    /// group, slots outside the team included (see the module
+    /// documentation). Nothing for a slot outside the team.
     pub(crate) fn take_others(&self, slot: usize, team: usize) -> Option<T> {
-        if !self.seen.load(Ordering::SeqCst) {
+        if slot >= team || !self.seen.load(Ordering::SeqCst) {
             return None;
         }
         let groups = self.counts.len();
@@ -119,12 +150,13 @@ impl<T> RefusedQueues<T> {
             if self.counts[g].load(Ordering::Relaxed) == 0 {
                 return None;
             }
-            self.members[g].iter().filter(|&&s| s != slot && s < team).find_map(|&s| self.take(s))
+            self.members[g].iter().filter(|&&s| s != slot).find_map(|&s| self.take(s))
         })
     }
 
     /// Whether any queue may hold a job (the check before sleeping, after
-    /// the sleeper's announcement): one load per group.
+    /// the sleeper's announcement): one load per group. Every counted job is
+    /// one a member's [`RefusedQueues::take_others`] reaches.
     pub(crate) fn any(&self) -> bool {
         self.seen.load(Ordering::SeqCst) && self.counts.iter().any(|c| c.load(Ordering::SeqCst) != 0)
     }
@@ -220,19 +252,23 @@ mod tests {
         assert_eq!(looks(&q), 0, "looked at queues of empty groups");
     }
 
-    /// The own queue first, then other groups; slots at or beyond `team` are
-    /// not searched; every push and take balances its group's counter.
+    /// The own queue first, then other groups. A member of a smaller team
+    /// (`0..100`) takes a job queued at a slot outside it (120) — what
+    /// `any` counts, it reaches; the first version's search skipped it while
+    /// `any` still counted it, so members neither took it nor slept. A slot
+    /// outside the team takes nothing. Every push and take balances its
+    /// group's counter.
     #[test]
-    fn own_then_others_within_the_team() {
+    fn a_member_reaches_every_counted_job() {
         let q = node();
         q.push(3, 1);
         q.push(3, 2);
         q.push(120, 3);
         assert_eq!(q.take_own(3), Some(1));
         assert_eq!(q.take_others(5, 100), Some(2), "slot 3 is in slot 5's group");
-        assert_eq!(q.take_others(5, 100), None, "slot 120 is outside a team of 100");
-        assert!(q.any(), "the job at 120 is still counted");
-        assert_eq!(q.take_others(5, 128), Some(3));
+        assert!(q.any(), "the job at 120 is counted");
+        assert_eq!(q.take_others(110, 100), None, "slot 110 is outside a team of 100");
+        assert_eq!(q.take_others(5, 100), Some(3), "a counted job a member's search does not reach");
         assert!(!q.any());
         assert!(q.counts.iter().all(|c| c.load(Ordering::Relaxed) == 0));
     }
@@ -339,5 +375,185 @@ mod model {
     #[should_panic(expected = "maximum number of branches")]
     fn uncounted_refusal_is_lost_when_weakened() {
         hand_off(true);
+    }
+}
+
+/// `find_work`'s hand-back, model-checked: a participant outside a region
+/// of two (slot 2 of 3, the team `0..2`) took a job of the region and hands
+/// it back ([`RefusedQueues::hand_back`], with `notify_work`'s wake of an
+/// announced member: `Sleepers::notify_one` over the slots `< 2`). The
+/// master (slot 0) waits as `idle.rs`'s wait loop does: look for a job (own
+/// queue, then the others'), else announce, check [`RefusedQueues::any`],
+/// park unless the job has run, retract (a wake for work not used is
+/// passed on when leaving). In every interleaving — the master about to
+/// sleep, between its last look and its park, included — the job is run
+/// exactly once, by the master.
+///
+/// Checked weakened (each fails: the master sleeps for ever beside the
+/// queued job, which loom reports as a model that exceeds its branches):
+/// no wake after the push (`NoNotify`), the wake before the push
+/// (`NotifyFirst`), the push not counted in the summary (`Uncounted`). The
+/// count added *before* the push (`CountFirst`) is not a weakening, and the
+/// model passes with it: a count never lags its job then, so a waiter that
+/// sees it only looks again (a wasted look, the `wake_now` path) until the
+/// push lands, and one that does not is seen by the hand-back's wake.
+///
+/// The member (slot 1) is left out: with a second sleeper the model exceeds
+/// loom's branch bound even for the sound protocol (3 threads, preemption
+/// bound 1, 20 000 branches), where loom treats `SeqCst` loads as `AcqRel`
+/// and a parked thread's re-reads of its word may be stale; that a member
+/// is woken rather than the master is `Sleepers`' own hand-off
+/// (`sync::sleepers` model, `model::refused_job_reaches_a_sleeper`).
+#[cfg(all(test, loom))]
+mod hand_back_model {
+    use super::RefusedQueues;
+    use crate::sync::atomic::{AtomicUsize, Ordering};
+    use crate::sync::{Parker, Sleepers};
+    use loom::sync::Arc;
+
+    const TEAM: usize = 2;
+    const JOB: u32 = 9;
+
+    #[derive(Clone, Copy, PartialEq)]
+    enum Variant {
+        Sound,
+        NoNotify,
+        NotifyFirst,
+        Uncounted,
+        CountFirst,
+    }
+
+    struct World {
+        queues: RefusedQueues<u32>,
+        sleepers: Sleepers,
+        parkers: Vec<Parker>,
+        ran: AtomicUsize,
+    }
+
+    impl World {
+        /// `notify_work(Anyone, 0)`: one announced member, nearest slot 0 first.
+        fn notify(&self) {
+            self.sleepers.notify_one(|| (0, |s: usize| s < TEAM), |s| &self.parkers[s]);
+        }
+
+        fn run(&self, slot: usize, job: u32) {
+            assert_eq!(job, JOB);
+            assert!(slot < TEAM, "slot {slot}, outside the region, ran its job");
+            self.ran.fetch_add(1, Ordering::SeqCst);
+        }
+
+        fn done(&self, last: bool) -> bool {
+            if last {
+                self.ran.fetch_add(0, Ordering::SeqCst) != 0
+            } else {
+                self.ran.load(Ordering::Acquire) != 0
+            }
+        }
+
+        /// The wait loop of member `slot` until the job has run.
+        fn wait(&self, slot: usize) {
+            let mut owe_wake = false;
+            loop {
+                if self.done(false) {
+                    if owe_wake {
+                        self.notify();
+                    }
+                    return;
+                }
+                if let Some(job) = self.queues.take_own(slot).or_else(|| self.queues.take_others(slot, TEAM))
+                {
+                    self.run(slot, job);
+                    owe_wake = false;
+                    continue;
+                }
+                let token = self.parkers[slot].prepare();
+                self.sleepers.announce(slot);
+                if self.done(false) || self.queues.any() {
+                    // Back to spinning.
+                    loom::thread::yield_now();
+                } else {
+                    self.parkers[slot].park_unless(token, || self.done(true));
+                }
+                if !self.sleepers.retract(slot) {
+                    owe_wake = true;
+                }
+            }
+        }
+
+        /// The taker outside the region, holding the job.
+        fn hand_back(&self, variant: Variant) {
+            let q = &self.queues;
+            let seen = || q.seen.store(true, Ordering::SeqCst);
+            let count = || q.counts[q.group_of[0]].fetch_add(1, Ordering::SeqCst);
+            match variant {
+                Variant::Sound => q.hand_back(JOB, || self.notify()),
+                Variant::NoNotify => q.push(0, JOB),
+                Variant::NotifyFirst => {
+                    self.notify();
+                    q.push(0, JOB);
+                }
+                Variant::Uncounted => {
+                    q.queues[0].push(JOB);
+                    seen();
+                    self.notify();
+                }
+                Variant::CountFirst => {
+                    count();
+                    q.queues[0].push(JOB);
+                    seen();
+                    self.notify();
+                }
+            }
+        }
+    }
+
+    fn hand_back(variant: Variant) {
+        loom::model(move || {
+            let world = Arc::new(World {
+                queues: RefusedQueues::new(3, &[vec![0, 1], vec![2]]),
+                sleepers: Sleepers::new(3),
+                parkers: (0..3).map(|_| Parker::new()).collect(),
+                ran: AtomicUsize::new(0),
+            });
+            let taker = {
+                let world = world.clone();
+                loom::thread::spawn(move || world.hand_back(variant))
+            };
+            world.wait(0);
+            taker.join().unwrap();
+            assert_eq!(world.ran.load(Ordering::SeqCst), 1);
+            if variant != Variant::Uncounted {
+                // (An uncounted push's take leaves its counter at "−1".)
+                assert!(!world.queues.any());
+            }
+        });
+    }
+
+    #[test]
+    fn handed_back_job_runs_once() {
+        hand_back(Variant::Sound);
+    }
+
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn handed_back_job_lost_without_notify() {
+        hand_back(Variant::NoNotify);
+    }
+
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn handed_back_job_lost_when_notified_first() {
+        hand_back(Variant::NotifyFirst);
+    }
+
+    #[test]
+    #[should_panic(expected = "maximum number of branches")]
+    fn handed_back_job_lost_when_uncounted() {
+        hand_back(Variant::Uncounted);
+    }
+
+    #[test]
+    fn handed_back_job_counted_first_is_still_found() {
+        hand_back(Variant::CountFirst);
     }
 }
