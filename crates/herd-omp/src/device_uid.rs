@@ -8,20 +8,21 @@
 //! the identifier `"OMP_INITIAL_DEVICE"`, which maps back to
 //! `omp_initial_device`; any other number has none (NULL), and any other
 //! string names no device (`omp_invalid_device`, −4). Read from libgomp
-//! 16.2's binary (Debian's `libgomp1` 16.2.0-4), not guessed.
+//! 16.2's binary (Debian's `libgomp1` 16.2.0-4), not guessed. The Fortran
+//! forms are in `fortran.rs`.
 #![allow(clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_int, CStr};
 
 /// `omp_initial_device`.
-const INITIAL: c_int = -1;
+pub(crate) const INITIAL: c_int = -1;
 /// OpenMP 6.0's `omp_invalid_device` in gcc's `omp.h`.
-const INVALID: c_int = -4;
+pub(crate) const INVALID: c_int = -4;
 /// OpenMP 6.0's `omp_default_device`.
 const DEFAULT: c_int = -5;
 
 /// The initial device's identifier (libgomp's string).
-const HOST_UID: &CStr = c"OMP_INITIAL_DEVICE";
+pub(crate) const HOST_UID: &CStr = c"OMP_INITIAL_DEVICE";
 
 /// Whether device number `d` names the initial device.
 fn is_host(d: c_int) -> bool {
@@ -51,44 +52,6 @@ pub unsafe extern "C" fn omp_get_device_from_uid(uid: *const c_char) -> c_int {
     }
 }
 
-/// gfortran's `character(:), pointer` result: the string's address and
-/// length through the two hidden leading arguments (NULL and 0 for none).
-pub(crate) unsafe fn fortran_string(res: *mut *const c_char, len: *mut usize, s: *const c_char) {
-    // SAFETY: gfortran passes valid result slots; `s` is NULL or a C string.
-    unsafe {
-        *res = s;
-        *len = if s.is_null() { 0 } else { CStr::from_ptr(s).to_bytes().len() };
-    }
-}
-
-/// Fortran `omp_get_uid_from_device(device_num)` (the device number by value).
-#[no_mangle]
-pub unsafe extern "C" fn omp_get_uid_from_device_(res: *mut *const c_char, len: *mut usize, device: c_int) {
-    // SAFETY: forwarded.
-    unsafe { fortran_string(res, len, omp_get_uid_from_device(device)) }
-}
-
-/// The `integer(8)` form: the number by value in a 64-bit register, of
-/// which libgomp reads the low 32 bits (device numbers are `int`).
-#[no_mangle]
-pub unsafe extern "C" fn omp_get_uid_from_device_8_(res: *mut *const c_char, len: *mut usize, device: i64) {
-    // SAFETY: forwarded.
-    unsafe { omp_get_uid_from_device_(res, len, device as c_int) }
-}
-
-/// Fortran `omp_get_device_from_uid(uid)`: a `character(len=*)` (not
-/// NUL-terminated, possibly a substring) and its hidden length.
-#[no_mangle]
-pub unsafe extern "C" fn omp_get_device_from_uid_(uid: *const c_char, len: usize) -> c_int {
-    // SAFETY: `len` bytes at `uid` by gfortran's contract.
-    let s = unsafe { std::slice::from_raw_parts(uid as *const u8, len) };
-    if s == HOST_UID.to_bytes() {
-        INITIAL
-    } else {
-        INVALID
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,23 +71,6 @@ mod tests {
             assert_eq!(omp_get_device_from_uid(host), INITIAL);
             assert_eq!(omp_get_device_from_uid(c"omp_initial_device".as_ptr()), INVALID);
             assert_eq!(omp_get_device_from_uid(std::ptr::null()), INVALID);
-        }
-    }
-
-    #[test]
-    fn fortran_forms_take_lengths_not_terminators() {
-        let (mut res, mut len) = (std::ptr::null(), 99usize);
-        // SAFETY: valid result slots; a byte string and its length.
-        unsafe {
-            omp_get_uid_from_device_(&mut res, &mut len, INITIAL);
-            assert_eq!(len, HOST_UID.to_bytes().len());
-            omp_get_uid_from_device_8_(&mut res, &mut len, 3);
-            assert!(res.is_null());
-            assert_eq!(len, 0);
-            // A substring: the identifier followed by more characters.
-            let padded = b"OMP_INITIAL_DEVICE and more";
-            assert_eq!(omp_get_device_from_uid_(padded.as_ptr() as *const c_char, 18), INITIAL);
-            assert_eq!(omp_get_device_from_uid_(padded.as_ptr() as *const c_char, 19), INVALID);
         }
     }
 }

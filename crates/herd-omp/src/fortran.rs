@@ -20,6 +20,7 @@
 //! length of the full value (libgomp's contract).
 #![allow(clippy::missing_safety_doc)]
 
+use crate::interop::{self, Interop};
 use std::ffi::{c_char, c_double, c_int, c_void};
 
 /// The C entry points the wrappers call (defined in this crate's modules).
@@ -284,6 +285,89 @@ unsafe fn fortran_string(buf: *mut c_char, len: usize, value: &[u8]) -> c_int {
     value.len().min(c_int::MAX as usize) as c_int
 }
 
+/// gfortran's `character(:), pointer` function result: the string's address
+/// and length through the two hidden leading arguments (NULL and 0 for
+/// none), as libgomp 16's string-valued routines return them.
+unsafe fn pointer_result(res: *mut *const c_char, len: *mut usize, s: *const c_char) {
+    // SAFETY: gfortran passes valid result slots; `s` is NULL or a C string.
+    unsafe {
+        *res = s;
+        *len = if s.is_null() { 0 } else { std::ffi::CStr::from_ptr(s).to_bytes().len() };
+    }
+}
+
+// gcc 16's string-valued routines (`GOMP_5.1.3`, `GOMP_6.0`): a
+// `character(:), pointer` result, the other arguments by value (libgomp's
+// ABI, read from its binary; `omp_get_device_from_uid` takes a
+// `character(len=*)`, not NUL-terminated, possibly a substring).
+
+#[no_mangle]
+pub unsafe extern "C" fn omp_get_uid_from_device_(res: *mut *const c_char, len: *mut usize, device: c_int) {
+    // SAFETY: forwarded.
+    unsafe { pointer_result(res, len, crate::device_uid::omp_get_uid_from_device(device)) }
+}
+
+/// The `integer(8)` form: the number by value in a 64-bit register, of
+/// which libgomp reads the low 32 bits (device numbers are `int`).
+#[no_mangle]
+pub unsafe extern "C" fn omp_get_uid_from_device_8_(res: *mut *const c_char, len: *mut usize, device: i64) {
+    // SAFETY: forwarded.
+    unsafe { omp_get_uid_from_device_(res, len, device as c_int) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn omp_get_device_from_uid_(uid: *const c_char, len: usize) -> c_int {
+    // SAFETY: `len` bytes at `uid` by gfortran's contract.
+    let uid = unsafe { c_string(uid, len) };
+    // SAFETY: NUL-terminated by c_string.
+    unsafe { crate::device_uid::omp_get_device_from_uid(uid.as_ptr() as *const c_char) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn omp_get_interop_str_(
+    res: *mut *const c_char,
+    len: *mut usize,
+    obj: Interop,
+    p: c_int,
+    ret: *mut c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { pointer_result(res, len, interop::omp_get_interop_str(obj, p, ret)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn omp_get_interop_name_(
+    res: *mut *const c_char,
+    len: *mut usize,
+    obj: Interop,
+    p: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { pointer_result(res, len, interop::omp_get_interop_name(obj, p)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn omp_get_interop_type_desc_(
+    res: *mut *const c_char,
+    len: *mut usize,
+    obj: Interop,
+    p: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { pointer_result(res, len, interop::omp_get_interop_type_desc(obj, p)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn omp_get_interop_rc_desc_(
+    res: *mut *const c_char,
+    len: *mut usize,
+    obj: Interop,
+    rc: c_int,
+) {
+    // SAFETY: forwarded.
+    unsafe { pointer_result(res, len, interop::omp_get_interop_rc_desc(obj, rc)) }
+}
+
 /// Calls a C routine that writes a NUL-terminated string into `(buf, size)`
 /// and returns the full length, with a buffer large enough for all of it.
 fn c_result(f: impl Fn(*mut c_char, usize) -> usize) -> Vec<u8> {
@@ -348,6 +432,26 @@ pub unsafe extern "C" fn omp_capture_affinity_(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pointer_results_and_length_delimited_uids() {
+        use crate::device_uid::{HOST_UID, INITIAL, INVALID};
+        let (mut res, mut len) = (std::ptr::null(), 99usize);
+        // SAFETY: valid result slots; a byte string and its length.
+        unsafe {
+            omp_get_uid_from_device_(&mut res, &mut len, INITIAL);
+            assert_eq!(len, HOST_UID.to_bytes().len());
+            omp_get_uid_from_device_8_(&mut res, &mut len, 3);
+            assert!(res.is_null());
+            assert_eq!(len, 0);
+            // A substring: the identifier followed by more characters.
+            let padded = b"OMP_INITIAL_DEVICE and more";
+            assert_eq!(omp_get_device_from_uid_(padded.as_ptr() as *const c_char, 18), INITIAL);
+            assert_eq!(omp_get_device_from_uid_(padded.as_ptr() as *const c_char, 19), INVALID);
+            omp_get_interop_name_(&mut res, &mut len, 0, -3);
+            assert_eq!((std::ffi::CStr::from_ptr(res).to_bytes(), len), (&b"vendor"[..], 6));
+        }
+    }
 
     #[test]
     fn strings_are_blank_padded_or_truncated_and_report_the_full_length() {

@@ -10,14 +10,14 @@
 //! as `taskwait depend` would (herd's `GOMP_taskwait_depend`). Property
 //! numbers outside OpenMP's range answer `omp_irc_out_of_range`; an object
 //! that is not `omp_interop_none` cannot have come from this runtime and
-//! answers `omp_irc_other`.
+//! answers `omp_irc_other`. The Fortran forms of the string queries are in
+//! `fortran.rs`.
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::device_uid::fortran_string;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
 /// `omp_interop_t`: an opaque pointer-sized handle; 0 is `omp_interop_none`.
-type Interop = usize;
+pub(crate) type Interop = usize;
 const NONE: Interop = 0;
 
 /// `omp_interop_rc_t` values.
@@ -45,10 +45,6 @@ fn property(p: c_int) -> Option<usize> {
     (p < 0 && p >= -(PROPERTIES.len() as c_int)).then(|| (-1 - p) as usize)
 }
 
-extern "C" {
-    fn GOMP_taskwait_depend(depend: *mut *mut c_void);
-}
-
 /// The `interop` construct: `init`, `use` and `destroy` hold `n_*` addresses
 /// of interop variables; `depend` is gcc's dependence array or NULL.
 #[no_mangle]
@@ -67,7 +63,7 @@ pub unsafe extern "C" fn GOMP_interop(
 ) {
     if !depend.is_null() {
         // SAFETY: gcc's dependence array.
-        unsafe { GOMP_taskwait_depend(depend) };
+        unsafe { crate::abi::GOMP_taskwait_depend(depend) };
     }
     for (vars, n) in [(init, n_init), (destroy, n_destroy)] {
         for i in 0..usize::try_from(n).unwrap_or(0) {
@@ -150,54 +146,6 @@ pub extern "C" fn omp_get_interop_rc_desc(_interop: Interop, rc: c_int) -> *cons
     }
 }
 
-// Fortran's string-valued queries: the result through gfortran's two hidden
-// leading arguments, the object and numbers by value (libgomp's ABI).
-
-#[no_mangle]
-pub unsafe extern "C" fn omp_get_interop_str_(
-    res: *mut *const c_char,
-    len: *mut usize,
-    interop: Interop,
-    p: c_int,
-    ret: *mut c_int,
-) {
-    // SAFETY: forwarded.
-    unsafe { fortran_string(res, len, omp_get_interop_str(interop, p, ret)) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn omp_get_interop_name_(
-    res: *mut *const c_char,
-    len: *mut usize,
-    interop: Interop,
-    p: c_int,
-) {
-    // SAFETY: forwarded.
-    unsafe { fortran_string(res, len, omp_get_interop_name(interop, p)) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn omp_get_interop_type_desc_(
-    res: *mut *const c_char,
-    len: *mut usize,
-    interop: Interop,
-    p: c_int,
-) {
-    // SAFETY: forwarded.
-    unsafe { fortran_string(res, len, omp_get_interop_type_desc(interop, p)) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn omp_get_interop_rc_desc_(
-    res: *mut *const c_char,
-    len: *mut usize,
-    interop: Interop,
-    rc: c_int,
-) {
-    // SAFETY: forwarded.
-    unsafe { fortran_string(res, len, omp_get_interop_rc_desc(interop, rc)) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,9 +198,5 @@ mod tests {
         assert!(s(omp_get_interop_rc_desc(NONE, RC_EMPTY)).contains("omp_interop_none"));
         assert!(s(omp_get_interop_rc_desc(NONE, RC_NO_VALUE)).contains("no value"));
         assert!(omp_get_interop_rc_desc(NONE, 2).is_null() && omp_get_interop_rc_desc(NONE, -7).is_null());
-        let (mut res, mut len) = (std::ptr::null(), 0usize);
-        // SAFETY: valid result slots.
-        unsafe { omp_get_interop_name_(&mut res, &mut len, NONE, -3) };
-        assert_eq!((s(res), len), ("vendor".to_string(), 6));
     }
 }
