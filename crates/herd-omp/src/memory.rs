@@ -82,10 +82,17 @@ pub(crate) const SYNC_HINTS: &[(&str, usize)] = &[
 ];
 pub(crate) const ACCESSES: &[(&str, usize)] =
     &[("all", val::ALL), ("cgroup", val::CGROUP), ("pteam", val::PTEAM), ("thread", val::THREAD)];
-/// The fallbacks an environment variable can name: `allocator_fb` needs
-/// `fb_data`, an allocator handle, so only `omp_init_allocator` takes it.
+/// The fallbacks that need no other trait (`allocator_fb` needs `fb_data`).
 pub(crate) const FALLBACKS: &[(&str, usize)] =
     &[("default_mem_fb", val::DEFAULT_MEM_FB), ("null_fb", val::NULL_FB), ("abort_fb", val::ABORT_FB)];
+/// Every fallback `OMP_ALLOCATOR` may name; `allocator_fb` only with an
+/// `fb_data` trait naming a predefined allocator.
+pub(crate) const ENV_FALLBACKS: &[(&str, usize)] = &[
+    ("default_mem_fb", val::DEFAULT_MEM_FB),
+    ("null_fb", val::NULL_FB),
+    ("abort_fb", val::ABORT_FB),
+    ("allocator_fb", val::ALLOCATOR_FB),
+];
 pub(crate) const PINNED: &[(&str, usize)] = &[("true", val::TRUE), ("false", val::FALSE)];
 pub(crate) const PARTITIONS: &[(&str, usize)] = &[
     ("environment", val::ENVIRONMENT),
@@ -109,17 +116,20 @@ pub(crate) enum TraitValue {
     Named(&'static [(&'static str, usize)]),
     /// A positive integer (`power_of_two`: and a power of two).
     Positive { power_of_two: bool },
+    /// A predefined allocator, by name (`fb_data`: an environment variable
+    /// can name no other allocator handle).
+    Allocator,
 }
 
-/// The traits `OMP_ALLOCATOR` may give (`key=value`), by name. `fb_data`
-/// names an allocator handle, which an environment variable cannot, so it
-/// and the `allocator_fb` fallback are not among them.
+/// The traits `OMP_ALLOCATOR` may give (`key=value`), by name, as libomp takes
+/// them: `fb_data` names a predefined allocator.
 pub(crate) const ENV_TRAITS: &[(&str, i32, TraitValue)] = &[
     ("sync_hint", key::SYNC_HINT, TraitValue::Named(SYNC_HINTS)),
     ("alignment", key::ALIGNMENT, TraitValue::Positive { power_of_two: true }),
     ("access", key::ACCESS, TraitValue::Named(ACCESSES)),
     ("pool_size", key::POOL_SIZE, TraitValue::Positive { power_of_two: false }),
-    ("fallback", key::FALLBACK, TraitValue::Named(FALLBACKS)),
+    ("fallback", key::FALLBACK, TraitValue::Named(ENV_FALLBACKS)),
+    ("fb_data", key::FB_DATA, TraitValue::Allocator),
     ("pinned", key::PINNED, TraitValue::Named(PINNED)),
     ("partition", key::PARTITION, TraitValue::Named(PARTITIONS)),
 ];

@@ -3,7 +3,7 @@
 //! variable, the value as given and the accepted forms (the `*_FORMS` texts).
 
 use super::*;
-use crate::memory::{TraitValue, ENV_TRAITS, MEM_SPACES, PREDEFINED_ALLOCATORS};
+use crate::memory::{key, val, TraitValue, ENV_TRAITS, MEM_SPACES, PREDEFINED_ALLOCATORS};
 use herd::config::parse;
 
 pub(super) const NUM_THREADS_FORMS: &str =
@@ -148,6 +148,7 @@ fn allocator_forms() -> String {
             }
             TraitValue::Positive { power_of_two: true } => format!("{n}=<a power of two>"),
             TraitValue::Positive { power_of_two: false } => format!("{n}=<a positive number of bytes>"),
+            TraitValue::Allocator => format!("{n}=<a predefined allocator> (with fallback=allocator_fb)"),
         })
         .collect();
     format!(
@@ -193,11 +194,18 @@ pub(super) fn allocator(raw: &str, v: &str) -> Result<OmpAllocator, EnvError> {
             TraitValue::Positive { power_of_two } => {
                 parse::unsigned::<usize>(value, 1).filter(|n| !power_of_two || n.is_power_of_two())
             }
+            TraitValue::Allocator => parse::keyword(value, PREDEFINED_ALLOCATORS),
         }
         .ok_or_else(err)?;
         list.push((*key, v));
         spelled.push(if i == 0 { ':' } else { ',' });
         spelled.push_str(&format!("{kname}={}", value.to_ascii_lowercase()));
+    }
+    // `allocator_fb` falls back on the allocator `fb_data` names: one without
+    // the other is a mistake (OpenMP 5.1 §2.13.2).
+    let has = |k: i32, v: Option<usize>| list.iter().any(|&(key, val)| key == k && v.is_none_or(|v| v == val));
+    if has(key::FALLBACK, Some(val::ALLOCATOR_FB)) != has(key::FB_DATA, None) {
+        return Err(err());
     }
     Ok(OmpAllocator { spelled, kind: AllocatorKind::Traits { memspace, traits: list } })
 }
@@ -667,12 +675,25 @@ mod tests {
             .allocator
             .unwrap();
         assert_eq!(a.spelled, "omp_default_mem_space:alignment=64,pool_size=1048576,fallback=null_fb");
-        use crate::memory::{key, val};
         assert_eq!(
             a.kind,
             AllocatorKind::Traits {
                 memspace: 0,
                 traits: vec![(key::ALIGNMENT, 64), (key::POOL_SIZE, 1048576), (key::FALLBACK, val::NULL_FB)]
+            }
+        );
+        // libomp's testsuite form (env/omp51_alloc_env.c): fb_data names a predefined allocator.
+        let a = one(
+            ALLOCATOR,
+            "omp_high_bw_mem_space:pool_size=1048576,fallback=allocator_fb,fb_data=omp_low_lat_mem_alloc",
+        )
+        .allocator
+        .unwrap();
+        assert_eq!(
+            a.kind,
+            AllocatorKind::Traits {
+                memspace: crate::memory::HIGH_BW_MEM_SPACE,
+                traits: vec![(key::POOL_SIZE, 1048576), (key::FALLBACK, val::ALLOCATOR_FB), (key::FB_DATA, 5)]
             }
         );
     }
@@ -686,7 +707,9 @@ mod tests {
             "omp_default_mem_space:alignment=0",
             "omp_default_mem_space:pool_size=-1",
             "omp_default_mem_space:fallback=allocator_fb", // needs fb_data
-            "omp_default_mem_space:fb_data=1",
+            "omp_default_mem_space:fb_data=omp_low_lat_mem_alloc", // needs allocator_fb
+            "omp_default_mem_space:fallback=allocator_fb,fb_data=1", // a predefined allocator by name
+            "omp_default_mem_space:fallback=allocator_fb,fb_data=omp_default_mem_space",
             "omp_default_mem_space:pinned=maybe",
             "omp_default_mem_space:alignment=64,alignment=128", // twice
             "omp_default_mem_space:alignment",

@@ -228,6 +228,8 @@ static void predefined(void) {
 static void default_allocator(void) {
     const char *e = getenv("EXPECT_DEFAULT_ALLOCATOR");
     omp_allocator_handle_t initial = e ? (omp_allocator_handle_t)strtoul(e, NULL, 10) : omp_default_mem_alloc;
+    if (getenv("EXPECT_ENV_POOL")) /* traits: an allocator of its own (env_allocator_traits checks it) */
+        initial = omp_get_default_allocator();
     CHECK_EQ("omp_get_default_allocator initially", omp_get_default_allocator(), initial);
     int seen = 0, teams = 0;
 #pragma omp parallel num_threads(2) reduction(+ : seen, teams)
@@ -254,6 +256,34 @@ static void default_allocator(void) {
     omp_destroy_allocator(a);
 }
 
+/* OMP_ALLOCATOR with traits (EXPECT_ENV_POOL: its pool_size; EXPECT_ENV_OVERSIZE:
+ * "null" when an allocation larger than the pool must fail, "served" when its
+ * fallback — e.g. allocator_fb with fb_data naming a predefined allocator, the
+ * form of libomp's testsuite — must serve it). */
+static void env_allocator_traits(void) {
+    const char *pool = getenv("EXPECT_ENV_POOL"), *over = getenv("EXPECT_ENV_OVERSIZE");
+    if (!pool || !over)
+        return;
+    if (!dlsym(RTLD_DEFAULT, "omp_get_mapped_ptr")) {
+        /* gcc 13 (OMP_5.1.1) taught libgomp traits in OMP_ALLOCATOR; 12's ignores them. */
+        printf("# skipped: this libgomp predates gcc 13 and reads no traits in OMP_ALLOCATOR\n");
+        return;
+    }
+    size_t n = strtoul(pool, NULL, 10);
+    omp_allocator_handle_t d = omp_get_default_allocator();
+    CHECK("OMP_ALLOCATOR with traits makes an allocator of its own", d > omp_thread_mem_alloc, "handle %lu",
+          (unsigned long)d);
+    void *in = omp_alloc(n / 2, omp_null_allocator);
+    CHECK("an allocation within the pool is served", in != NULL, "NULL");
+    void *big = omp_alloc(2 * n, omp_null_allocator);
+    if (strcmp(over, "null") == 0)
+        CHECK("beyond the pool, null_fb gives NULL", big == NULL, "%p", big);
+    else
+        CHECK("beyond the pool, the fallback serves it", big != NULL, "NULL");
+    omp_free(big, omp_null_allocator);
+    omp_free(in, omp_null_allocator);
+}
+
 static void allocate_clause(void) {
     omp_allocator_handle_t a = one(omp_atk_alignment, 128);
     int x = 0, bad = 0, sum = 0;
@@ -278,6 +308,7 @@ int main(void) {
     invalid_traits();
     predefined();
     default_allocator();
+    env_allocator_traits();
     allocate_clause();
     return check_done();
 }

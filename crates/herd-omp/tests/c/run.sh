@@ -185,6 +185,8 @@ configs() {
         ;;
     allocators)
         printf 'allocator=cgroup\tOMP_ALLOCATOR=omp_cgroup_mem_alloc EXPECT_DEFAULT_ALLOCATOR=6\n'
+        printf 'allocator=pool/null_fb\tOMP_ALLOCATOR=omp_default_mem_space:pool_size=65536,fallback=null_fb EXPECT_ENV_POOL=65536 EXPECT_ENV_OVERSIZE=null\n'
+        printf 'allocator=pool/allocator_fb\tOMP_ALLOCATOR=omp_default_mem_space:pool_size=65536,fallback=allocator_fb,fb_data=omp_low_lat_mem_alloc EXPECT_ENV_POOL=65536 EXPECT_ENV_OVERSIZE=served\n'
         ;;
     task_reduction)
         printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
