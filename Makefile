@@ -8,7 +8,7 @@ APT_PACKAGES := pkg-config libhwloc-dev hwloc libudev-dev gcc g++ gfortran make 
   libopenmpi-dev openmpi-bin libclang-dev libfftw3-dev libfftw3-mpi-dev libscalapack-openmpi-dev
 LOOM_MAX_PREEMPTIONS ?= 3
 
-.PHONY: all deps build omp demo test test-rust test-loom test-c test-omp test-lapack test-mpi bench clean tsan
+.PHONY: all deps build omp demo test test-rust test-loom test-shuttle test-c test-omp test-lapack test-mpi bench clean tsan
 
 all: build
 
@@ -36,7 +36,7 @@ demo: build
 	./target/release/herd pmo --quick --json out/pmo-quick.json --plot out/pmo-quick.svg
 	@echo "chart written to out/pmo-quick.svg, data to out/pmo-quick.json"
 
-test: deps test-rust test-loom test-c test-omp test-lapack test-mpi
+test: deps test-rust test-loom test-shuttle test-c test-omp test-lapack test-mpi
 	@echo "make test: all suites passed"
 
 test-rust:
@@ -54,6 +54,12 @@ test-loom:
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-omp --release --lib --target-dir target/loom -- loom_models
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-flow --release --lib --target-dir target/loom -- models
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-mpi --release --lib --target-dir target/loom -- models
+
+# Randomized (random and PCT) schedule checks of the protocols whose models
+# need more threads than loom can search: several wakers of different ranges
+# cascading over the same sleepers.
+test-shuttle:
+	RUSTFLAGS="--cfg shuttle" $(CARGO) test -p herd --release --lib --target-dir target/shuttle -- shuttle_model
 
 # The C comparison programs must compile.
 test-c:

@@ -176,7 +176,7 @@ def main():
     ap.add_argument("--herd", default=os.path.abspath("target/release/gomp"))
     ap.add_argument("--out", default="/tmp/llvm-omp-testsuite")
     ap.add_argument("--threads", default="unset 4")
-    ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--only", default="")
     ap.add_argument("testdir")

@@ -203,7 +203,8 @@ pub(super) fn allocator(raw: &str, v: &str) -> Result<OmpAllocator, EnvError> {
     }
     // `allocator_fb` falls back on the allocator `fb_data` names: one without
     // the other is a mistake (OpenMP 5.1 §2.13.2).
-    let has = |k: i32, v: Option<usize>| list.iter().any(|&(key, val)| key == k && v.is_none_or(|v| v == val));
+    let has =
+        |k: i32, v: Option<usize>| list.iter().any(|&(key, val)| key == k && v.is_none_or(|v| v == val));
     if has(key::FALLBACK, Some(val::ALLOCATOR_FB)) != has(key::FB_DATA, None) {
         return Err(err());
     }
@@ -693,7 +694,11 @@ mod tests {
             a.kind,
             AllocatorKind::Traits {
                 memspace: crate::memory::HIGH_BW_MEM_SPACE,
-                traits: vec![(key::POOL_SIZE, 1048576), (key::FALLBACK, val::ALLOCATOR_FB), (key::FB_DATA, 5)]
+                traits: vec![
+                    (key::POOL_SIZE, 1048576),
+                    (key::FALLBACK, val::ALLOCATOR_FB),
+                    (key::FB_DATA, 5)
+                ]
             }
         );
     }

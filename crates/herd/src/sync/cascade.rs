@@ -64,8 +64,9 @@
 //! off, merged, or refused for another range's (then the visitor does the
 //! work itself). `sync::cascade::model` checks a chain of two hand-offs from
 //! slot 0 and one over a range starting at 1, each failing when the woken
-//! member does not take its word; two wakers of different ranges racing
-//! over the same sleepers are run with real threads
+//! member does not take its word; two and three wakers of different ranges
+//! racing over the same sleepers are checked under shuttle
+//! (`shuttle_model`) and run with real threads
 //! (`tests::wakers_of_different_ranges_at_once`).
 
 use super::atomic::{AtomicU64, Ordering};
@@ -324,7 +325,8 @@ mod tests {
 /// model that exceeds its branches.
 ///
 /// Two wakers of different ranges at once (the refused hand-off, where
-/// another range's request waits in a word) are checked with real threads
+/// another range's request waits in a word) are checked under shuttle
+/// (`shuttle_model`) and with real threads
 /// (`tests::wakers_of_different_ranges_at_once`), not here: a loom model of
 /// two wakers and two sleepers exceeds loom's branch bound even for the
 /// sound protocol (loom treats `SeqCst` loads as `AcqRel`, and a parked
@@ -408,5 +410,104 @@ mod model {
     #[should_panic(expected = "maximum number of branches")]
     fn cascade_past_slot_0_lost_when_weakened() {
         chain(1, true);
+    }
+}
+
+/// What the loom models above cannot reach, under shuttle's randomized
+/// schedulers (sequentially consistent, so they complement loom's
+/// weak-memory search instead of replacing it): **two wakers of different
+/// ranges** over the same sleepers at once, on trees of fan-out 1 and 2,
+/// with four sleepers. Each sleeper loops as the pool's wait loops do
+/// (prepare, check, `park_unless`, take its word) until both wakers have
+/// made the condition true (so sleepers hold the slots every range holds,
+/// as in `tests::wakers_of_different_ranges_at_once`: a sleeper woken by
+/// the first waker sleeps again until the last one's cascade reaches it);
+/// a sleeper nobody wakes yields for ever and
+/// shuttle fails the schedule at its step bound. Weakened (a woken slot
+/// does not take its word) the same model must fail.
+#[cfg(all(test, shuttle))]
+mod shuttle_model {
+    use super::Cascade;
+    use crate::sync::atomic::{AtomicUsize, Ordering};
+    use crate::sync::Parker;
+    use shuttle::sync::Arc;
+
+    const SLOTS: usize = 6;
+    const STEPS: usize = 20_000;
+
+    /// Sleepers in the slots every range holds; wakers cascade over `ranges`.
+    fn wakers(fanout: usize, ranges: &'static [(usize, usize)], weaken: bool) {
+        let cascade = Arc::new(Cascade::with_fanout(SLOTS, fanout));
+        let parkers: Arc<Vec<Parker>> = Arc::new((0..SLOTS).map(|_| Parker::new()).collect());
+        let go = Arc::new(AtomicUsize::new(0));
+        let full = ranges.len();
+        let first = ranges.iter().map(|r| r.0).max().unwrap().max(1);
+        let sleepers: Vec<_> = (first..SLOTS)
+            .map(|me| {
+                let (cascade, parkers, go) = (cascade.clone(), parkers.clone(), go.clone());
+                shuttle::thread::spawn(move || loop {
+                    let token = parkers[me].prepare();
+                    if go.load(Ordering::SeqCst) == full {
+                        break;
+                    }
+                    parkers[me].park_unless(token, || go.fetch_add(0, Ordering::SeqCst) == full);
+                    if !weaken {
+                        cascade.take(me, |s| &parkers[s]);
+                    }
+                })
+            })
+            .collect();
+        let wakers: Vec<_> = ranges
+            .iter()
+            .map(|&(lo, hi)| {
+                let (cascade, parkers, go) = (cascade.clone(), parkers.clone(), go.clone());
+                shuttle::thread::spawn(move || {
+                    go.fetch_add(1, Ordering::SeqCst);
+                    cascade.wake(lo..hi, |s| &parkers[s]);
+                })
+            })
+            .collect();
+        for t in sleepers.into_iter().chain(wakers) {
+            t.join().unwrap();
+        }
+        if !weaken {
+            // Every request put in a word was served and taken out.
+            assert!(cascade.words.iter().all(|w| w.load(Ordering::SeqCst) == 0), "a hand-off word left set");
+        }
+    }
+
+    fn check(fanout: usize, ranges: &'static [(usize, usize)], weaken: bool, iterations: usize) {
+        let mut config = shuttle::Config::new();
+        config.max_steps = shuttle::MaxSteps::FailAfter(STEPS);
+        let random = shuttle::scheduler::RandomScheduler::new(iterations);
+        shuttle::Runner::new(random, config.clone()).run(move || wakers(fanout, ranges, weaken));
+        let pct = shuttle::scheduler::PctScheduler::new(3, iterations);
+        shuttle::Runner::new(pct, config).run(move || wakers(fanout, ranges, weaken));
+    }
+
+    #[test]
+    fn two_ranges_on_a_chain() {
+        check(1, &[(0, SLOTS), (1, SLOTS)], false, 20_000);
+    }
+
+    #[test]
+    fn two_ranges_on_a_binary_tree() {
+        check(2, &[(0, SLOTS), (1, SLOTS)], false, 20_000);
+    }
+
+    #[test]
+    fn two_ranges_past_slot_0_on_a_chain() {
+        check(1, &[(1, SLOTS), (2, SLOTS)], false, 20_000);
+    }
+
+    #[test]
+    fn three_ranges_on_a_chain() {
+        check(1, &[(1, SLOTS), (2, SLOTS), (0, SLOTS)], false, 10_000);
+    }
+
+    #[test]
+    #[should_panic(expected = "exceeded max_steps")]
+    fn two_ranges_lost_when_weakened() {
+        check(1, &[(0, SLOTS), (1, SLOTS)], true, 3000);
     }
 }

@@ -3,7 +3,9 @@
 //! joins and scopes wait on.
 //!
 //! Under `--cfg loom` the atomics come from loom so that the protocols can be
-//! model-checked (see `tests` in each file).
+//! model-checked (see `model` in each file); under `--cfg shuttle` from
+//! shuttle, whose randomized schedulers reach models too large for loom's
+//! exhaustive search (more threads, more wakers: `shuttle_model`s).
 
 mod cascade;
 pub(crate) mod latch;
@@ -25,7 +27,11 @@ pub(crate) use sleepers::Sleepers;
 pub(crate) use loom::sync::atomic;
 #[cfg(loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
-#[cfg(not(loom))]
+#[cfg(shuttle)]
+pub(crate) use shuttle::sync::atomic;
+#[cfg(shuttle)]
+pub(crate) use shuttle::sync::{Mutex, MutexGuard};
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::sync::atomic;
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::sync::{Mutex, MutexGuard};

@@ -51,3 +51,10 @@ observe!(
     loom::sync::atomic::AtomicU64 => u64,
     loom::sync::atomic::AtomicUsize => usize
 );
+#[cfg(shuttle)]
+observe!(
+    shuttle::sync::atomic::AtomicU8 => u8,
+    shuttle::sync::atomic::AtomicU32 => u32,
+    shuttle::sync::atomic::AtomicU64 => u64,
+    shuttle::sync::atomic::AtomicUsize => usize
+);

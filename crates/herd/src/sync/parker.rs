@@ -43,7 +43,7 @@ impl Parker {
 
     /// Owner: sleep unless an event happened since `token` was taken. May
     /// return spuriously.
-    #[cfg_attr(not(loom), allow(dead_code))]
+    #[cfg_attr(not(any(loom, shuttle)), allow(dead_code))]
     pub(crate) fn park(&self, token: u32) {
         self.park_unless(token, || false)
     }
@@ -102,12 +102,12 @@ impl Parker {
     }
 }
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 fn wait(word: &AtomicU32, expected: u32) {
     atomic_wait::wait(word, expected);
 }
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 fn wake(word: &AtomicU32) {
     atomic_wait::wake_all(word);
 }
@@ -122,6 +122,18 @@ fn wait(word: &AtomicU32, expected: u32) {
 }
 
 #[cfg(loom)]
+fn wake(_word: &AtomicU32) {}
+
+// Under shuttle likewise: a sleeper nobody wakes yields for ever, which
+// shuttle reports when a schedule exceeds its step bound.
+#[cfg(shuttle)]
+fn wait(word: &AtomicU32, expected: u32) {
+    while word.load(Ordering::SeqCst) == expected {
+        shuttle::thread::yield_now();
+    }
+}
+
+#[cfg(shuttle)]
 fn wake(_word: &AtomicU32) {}
 
 #[cfg(all(test, loom))]
