@@ -102,17 +102,7 @@ pub fn pack_part_with<T: Copy + Send + Sync>(
     layout: Vector,
     part: Range<usize>,
 ) -> Result<()> {
-    let n = layout.check("pack", src.len(), usize::MAX)?;
-    check_part("pack", &part, n, dst.len())?;
-    let (d, s) = (dst.as_mut_ptr() as usize, src.as_ptr() as usize);
-    run::<T>(copier, part.clone(), d, |r| {
-        // SAFETY: `check` proved src spans the layout, `check_part` that `part` lies in
-        // 0..n and dst holds part.len() elements (packed index k at dst[k − part.start]);
-        // the ranges given to the participants are disjoint subranges of `part`, so the
-        // dst elements written are disjoint; dst (`&mut`) and src (`&`) do not overlap.
-        unsafe { blocks::<T>(r, part.start, layout, s as *mut T, d as *mut T, true) }
-    });
-    Ok(())
+    move_part(copier, Sides::Pack { strided: src, packed: dst }, layout, part)
 }
 
 /// [`unpack`] on `copier`'s pool.
@@ -135,15 +125,52 @@ pub fn unpack_part_with<T: Copy + Send + Sync>(
     layout: Vector,
     part: Range<usize>,
 ) -> Result<()> {
-    let n = layout.check("unpack", dst.len(), usize::MAX)?;
-    check_part("unpack", &part, n, src.len())?;
-    let (d, s) = (dst.as_mut_ptr() as usize, src.as_ptr() as usize);
-    run::<T>(copier, part.clone(), s, |r| {
-        // SAFETY: `check` proved dst spans the layout, `check_part` that `part` lies in
-        // 0..n and src holds part.len() elements (packed index k at src[k − part.start]);
-        // disjoint packed ranges map to disjoint strided elements (blocklen ≤ stride), so
-        // no element of dst is written twice; dst (`&mut`) and src (`&`) do not overlap.
-        unsafe { blocks::<T>(r, part.start, layout, d as *mut T, s as *mut T, false) }
+    move_part(copier, Sides::Unpack { strided: dst, packed: src }, layout, part)
+}
+
+/// The buffers of a pack (strided → packed) or an unpack (packed → strided): the one
+/// written is the `&mut`.
+enum Sides<'a, T> {
+    Pack { strided: &'a [T], packed: &'a mut [T] },
+    Unpack { strided: &'a mut [T], packed: &'a [T] },
+}
+
+/// Moves the packed elements `part` of `layout` between the strided buffer and the packed
+/// one (which holds packed index k at `k − part.start`), in parallel by the copy plan.
+fn move_part<T: Copy + Send + Sync>(
+    copier: &Copier<'_>,
+    sides: Sides<'_, T>,
+    layout: Vector,
+    part: Range<usize>,
+) -> Result<()> {
+    let (what, to_packed, strided, strided_len, packed, packed_len) = match sides {
+        Sides::Pack { strided, packed } => (
+            "pack",
+            true,
+            strided.as_ptr() as usize,
+            strided.len(),
+            packed.as_mut_ptr() as usize,
+            packed.len(),
+        ),
+        Sides::Unpack { strided, packed } => (
+            "unpack",
+            false,
+            strided.as_mut_ptr() as usize,
+            strided.len(),
+            packed.as_ptr() as usize,
+            packed.len(),
+        ),
+    };
+    let n = layout.check(what, strided_len, usize::MAX)?;
+    check_part(what, &part, n, packed_len)?;
+    run::<T>(copier, part.clone(), packed, |r| {
+        // SAFETY: `check` proved the strided buffer spans the layout, `check_part` that
+        // `part` lies in 0..n and the packed buffer holds part.len() elements (packed index
+        // k at k − part.start); the side written is the one `sides` borrowed `&mut`; the
+        // participants get disjoint subranges of `part`, which address disjoint packed
+        // elements and (blocklen ≤ stride, checked) disjoint strided ones, so no element is
+        // written twice; the two buffers (one `&mut`, one `&`) do not overlap.
+        unsafe { blocks::<T>(r, part.start, layout, strided as *mut T, packed as *mut T, to_packed) }
     });
     Ok(())
 }
