@@ -1,10 +1,11 @@
 //! Tuned copy and pack under mpirun: herd's pack gives the same bytes as MPI_Pack with an
 //! MPI_Type_vector (and unpacks what MPI_Unpack does), and a strided block exchanged
 //! between ranks by herd pack + contiguous messages equals the exchange with the vector
-//! datatype and the sequential reference.
+//! datatype and the sequential reference, as does the pipelined exchange for every chunk size.
 
 use herd_mpi::copy::exchange::{exchange_datatype, exchange_packed};
 use herd_mpi::copy::mpi_pack::{mpi_pack, mpi_unpack, vector_type};
+use herd_mpi::copy::pipelined::{exchange_pipelined, PipelinedExchange, DEFAULT_CHUNK_BYTES};
 use herd_mpi::{mpi_test, pack, unpack, Mpi, Options, Vector};
 
 fn layouts() -> Vec<Vector> {
@@ -80,6 +81,113 @@ mpi_test!(fn strided_block_exchange_both_ways() ranks [2, 4] within 120 {
     // exchanging with oneself is refused by name
     let e = exchange_packed(&mpi, r, 79, &mut [0.0; 4], Vector { count: 1, blocklen: 1, stride: 1 }).unwrap_err().to_string();
     assert!(e.contains(&format!("peer {r}")), "{e}");
+    mpi.barrier();
+    drop(mpi);
+});
+
+/// `data` with the elements of `l` (from `off`) replaced by the peer's.
+fn exchanged(mine: &[f64], theirs: &[f64], off: usize, l: Vector) -> Vec<f64> {
+    let mut want = mine.to_vec();
+    for b in 0..l.count {
+        let s = off + b * l.stride;
+        want[s..s + l.blocklen].copy_from_slice(&theirs[s..s + l.blocklen]);
+    }
+    want
+}
+
+/// Layouts with their offset into the buffer: empty ones, one block (long, cut inside by
+/// the chunks), one element, single columns, a contiguous run, and column blocks.
+fn exchange_layouts() -> Vec<(Vector, usize)> {
+    vec![
+        (Vector { count: 0, blocklen: 3, stride: 5 }, 0),
+        (Vector { count: 4, blocklen: 0, stride: 5 }, 2),
+        (Vector { count: 1, blocklen: 10_000, stride: 0 }, 3),
+        (Vector { count: 1, blocklen: 1, stride: 1 }, 0),
+        (Vector { count: 10, blocklen: 1, stride: 3 }, 1),
+        (Vector { count: 7, blocklen: 4, stride: 4 }, 0),
+        (Vector { count: 301, blocklen: 100, stride: 257 }, 50),
+        (Vector { count: 3000, blocklen: 200, stride: 333 }, 7),
+    ]
+}
+
+/// Every layout with every chunk size (1 byte = one element a chunk, sizes that cut
+/// blocks, more chunks than blocks, the default, one chunk for all), through one
+/// `PipelinedExchange` (whose buffers are reused across sizes of chunk) and through
+/// `exchange_pipelined`, against `exchange_datatype` and the reference.
+/// Layouts of more than `max_n` packed elements are left out.
+fn pipelined_matches_datatype(mpi: &Mpi, peer: usize, tag: i32, max_n: usize) {
+    let r = mpi.rank();
+    let layouts: Vec<(Vector, usize)> =
+        exchange_layouts().into_iter().filter(|(l, _)| l.packed_len().unwrap() <= max_n).collect();
+    for &(l, off) in &layouts {
+        let len = off + l.extent().unwrap() + 5;
+        let mine = matrix(r, 1, len);
+        let want = exchanged(&mine, &matrix(peer, 1, len), off, l);
+        let mut by_type = mine.clone();
+        exchange_datatype(mpi, peer, &mut by_type[off..], l).unwrap();
+        assert_eq!(by_type, want, "MPI_Sendrecv_replace, {l:?}, rank {r}");
+        let n = l.packed_len().unwrap();
+        for chunk in [1usize, 8, 24, 1000, 64 << 10, DEFAULT_CHUNK_BYTES, 1 << 40] {
+            if n / (chunk / 8).max(1) > 20_000 {
+                continue; // too many messages to be quick
+            }
+            let mut ex = PipelinedExchange::new(chunk).unwrap();
+            for round in 0..2 {
+                let mut a = mine.clone();
+                ex.exchange(mpi, peer, tag, &mut a[off..], l).unwrap();
+                assert_eq!(a, by_type, "pipelined, chunk {chunk} B, round {round}, {l:?}, rank {r}");
+            }
+            let mut b = mine.clone();
+            exchange_pipelined(mpi, peer, tag, &mut b[off..], l, chunk).unwrap();
+            assert_eq!(b, by_type, "exchange_pipelined, chunk {chunk} B, {l:?}, rank {r}");
+        }
+    }
+    // one exchanger for layouts of different sizes in turn (its buffers change length)
+    let mut ex = PipelinedExchange::new(4096).unwrap();
+    for &(l, off) in layouts.iter().rev().chain(&layouts) {
+        let len = off + l.extent().unwrap();
+        let mine = matrix(r, 1, len);
+        let mut a = mine.clone();
+        ex.exchange(mpi, peer, tag, &mut a[off..], l).unwrap();
+        assert_eq!(a, exchanged(&mine, &matrix(peer, 1, len), off, l), "reused exchanger, {l:?}, rank {r}");
+    }
+}
+
+mpi_test!(fn pipelined_exchange_equals_the_datatype_exchange() ranks [2, 4] within 180 {
+    let mpi = Mpi::init(Options::default()).unwrap();
+    let (r, size) = (mpi.rank(), mpi.size());
+    if r < size / 2 * 2 {
+        pipelined_matches_datatype(&mpi, r ^ 1, 81, usize::MAX);
+    }
+    // bad input is refused by name, before anything is sent
+    let one = Vector { count: 1, blocklen: 1, stride: 1 };
+    let mut ex = PipelinedExchange::default();
+    let e = ex.exchange(&mpi, r, 82, &mut [0.0; 4], one).unwrap_err().to_string();
+    assert!(e.contains(&format!("peer {r}")), "{e}");
+    let e = ex.exchange(&mpi, size, 82, &mut [0.0; 4], one).unwrap_err().to_string();
+    assert!(e.contains(&format!("peer {size}")), "{e}");
+    let e = exchange_pipelined(&mpi, (r + 1) % size, 82, &mut [0.0; 4], one, 0).unwrap_err().to_string();
+    assert!(e.contains("chunk size"), "{e}");
+    let e = ex
+        .exchange(&mpi, (r + 1) % size, 82, &mut [0.0; 10], Vector { count: 3, blocklen: 2, stride: 5 })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("pipelined block exchange") && e.contains("strided buffer has 10"), "{e}");
+    let e = ex
+        .exchange(&mpi, (r + 1) % size, 82, &mut [0.0; 10], Vector { count: 2, blocklen: 3, stride: 2 })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("blocklen 3 > stride 2"), "{e}");
+    let e = ex.exchange(&mpi, (r + 1) % size, -1, &mut [0.0; 4], one).unwrap_err().to_string();
+    assert!(e.contains("tag -1"), "{e}");
+    mpi.barrier();
+    drop(mpi);
+});
+
+mpi_test!(fn pipelined_exchange_with_chunks_split_into_several_messages() ranks [2] within 120 {
+    // max_count 7: every chunk longer than 7 elements goes as several MPI messages
+    let mpi = Mpi::init(Options { max_count: 7, ..Options::default() }).unwrap();
+    pipelined_matches_datatype(&mpi, mpi.rank() ^ 1, 83, 40_000);
     mpi.barrier();
     drop(mpi);
 });

@@ -1,12 +1,14 @@
 //! `herd mpi copy`: the copy and pack measurements of `herd bench copy` on every rank, and
-//! a strided block exchanged between ranks 0 and 1 by herd pack + contiguous messages
-//! against MPI's vector datatype.
+//! a strided block exchanged between ranks 0 and 1 by herd pack + contiguous messages, by
+//! herd's pipelined exchange (chunks packed, sent and unpacked in flight) and by MPI's
+//! vector datatype.
 
 use crate::bench_copy::{copy_table, layouts, measure_copy, measure_pack, pack_table, parse_size, show_size};
 use crate::error::CliError;
 use crate::timing::median;
 use crate::CliResult;
 use herd_mpi::copy::exchange::{exchange_datatype, exchange_packed};
+use herd_mpi::copy::pipelined::{PipelinedExchange, DEFAULT_CHUNK_BYTES};
 use herd_mpi::{Mpi, Vector};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -26,13 +28,16 @@ pub struct MpiCopyArgs {
     /// Columns of the matrix.
     #[arg(long, default_value_t = 2048, value_parser = crate::error::usize_in(2..=1 << 20))]
     cols: usize,
+    /// Chunk size of the pipelined exchange (K, M, G suffixes; default 1M).
+    #[arg(long, value_parser = parse_size, default_value_t = DEFAULT_CHUNK_BYTES)]
+    chunk: usize,
     /// Timed samples per method.
     #[arg(long, default_value_t = 10, value_parser = crate::error::usize_in(1..=100_000))]
     reps: usize,
     /// Rank 0 prints one JSON object on one line instead of the tables.
     #[arg(long)]
     json: bool,
-    /// Draw a bar chart of the block exchange's two medians to FILE (.svg or .png; needs 2 ranks).
+    /// Draw a bar chart of the block exchange's three medians to FILE (.svg or .png; needs 2 ranks).
     #[arg(long, value_name = "FILE")]
     chart: Option<std::path::PathBuf>,
 }
@@ -41,8 +46,13 @@ fn matrix(rank: usize, n: usize) -> Vec<f64> {
     (0..n).map(|i| (rank * 1_000_000_000 + i) as f64).collect()
 }
 
-/// Ranks 0 and 1 exchange the block both ways, alternating the two methods; returns the
-/// seconds of each (rank 0's view) after checking both against the reference.
+/// The block exchange's methods, in the order each round runs them.
+const METHODS: [&str; 3] = ["herd pack + isend/irecv", "herd pipelined", "MPI vector datatype"];
+
+/// Ranks 0 and 1 exchange the block both ways, alternating the three methods; returns the
+/// seconds of each (rank 0's view) after checking each against the reference. The
+/// pipelined exchange keeps its chunk buffers from one round to the next (the discarded
+/// first round faults them in).
 fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
     if mpi.size() < 2 {
         return Ok(None);
@@ -59,41 +69,42 @@ fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
             want[s..s + w].copy_from_slice(&theirs[s..s + w]);
         }
     }
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let mut piped = PipelinedExchange::new(args.chunk).map_err(super::mpi_err)?;
+    let chunks = piped.chunks(l).map_err(super::mpi_err)?.len();
+    let mut secs: [Vec<f64>; 3] = Default::default();
     for rep in 0..args.reps + 1 {
-        for method in 0..2 {
+        for (method, name) in METHODS.iter().enumerate() {
             let mut m = matrix(r, rows * cols);
             mpi.barrier();
             let t = Instant::now();
             if r < 2 {
-                if method == 0 {
-                    exchange_packed(mpi, r ^ 1, 4242, &mut m[off..], l).map_err(super::mpi_err)?;
-                } else {
-                    exchange_datatype(mpi, r ^ 1, &mut m[off..], l).map_err(super::mpi_err)?;
+                match method {
+                    0 => exchange_packed(mpi, r ^ 1, 4242, &mut m[off..], l),
+                    1 => piped.exchange(mpi, r ^ 1, 4243, &mut m[off..], l),
+                    _ => exchange_datatype(mpi, r ^ 1, &mut m[off..], l),
                 }
+                .map_err(super::mpi_err)?;
             }
-            let secs = t.elapsed().as_secs_f64();
+            let s = t.elapsed().as_secs_f64();
             if m != want {
                 return Err(CliError::Verify(format!(
-                    "rank {r}: the exchanged matrix ({}) differs from the reference",
-                    if method == 0 { "herd pack + isend/irecv" } else { "MPI vector datatype" }
+                    "rank {r}: the exchanged matrix ({name}) differs from the reference"
                 )));
             }
             if rep > 0 {
-                if method == 0 {
-                    a.push(secs)
-                } else {
-                    b.push(secs)
-                }
+                secs[method].push(s);
             }
         }
     }
+    let [a, p, b] = secs;
     let bytes = rows * w * 8;
     Ok(Some(json!({
         "rows": rows, "cols": cols, "block_cols": w, "bytes_each_way": bytes,
         "herd_pack_isend": { "median": median(&a), "samples": a },
         "mpi_vector": { "median": median(&b), "samples": b },
         "speedup": median(&b) / median(&a),
+        "herd_pipelined": { "median": median(&p), "samples": p, "chunk_bytes": args.chunk, "chunks": chunks },
+        "speedup_pipelined": median(&b) / median(&p),
     })))
 }
 
@@ -142,8 +153,8 @@ pub fn run(args: &MpiCopyArgs) -> CliResult {
             path,
             format,
             &caption,
-            &["herd pack + isend", "MPI vector type"],
-            &[m("herd_pack_isend"), m("mpi_vector")],
+            &["herd pack + isend", "herd pipelined", "MPI vector type"],
+            &[m("herd_pack_isend"), m("herd_pipelined"), m("mpi_vector")],
         )?;
     }
     if args.json {
@@ -167,10 +178,12 @@ pub fn run(args: &MpiCopyArgs) -> CliResult {
         Some(e) => {
             let ms = |k: &str| e[k]["median"].as_f64().unwrap_or(0.0) * 1e3;
             println!(
-                "block exchange ranks 0 ↔ 1: {}×{} of a {}×{} matrix ({} each way)\n  herd pack + isend/irecv + unpack: {:.3} ms\n  MPI_Sendrecv_replace, vector type: {:.3} ms\n  herd speedup: {:.2}×",
+                "block exchange ranks 0 ↔ 1: {}×{} of a {}×{} matrix ({} each way)\n  herd pack + isend/irecv + unpack: {:.3} ms\n  herd pipelined ({} chunks of ≤ {}): {:.3} ms\n  MPI_Sendrecv_replace, vector type: {:.3} ms\n  herd speedup: {:.2}× (pack + isend), {:.2}× (pipelined)",
                 e["rows"], e["block_cols"], e["rows"], e["cols"],
                 show_size(e["bytes_each_way"].as_u64().unwrap_or(0) as usize),
-                ms("herd_pack_isend"), ms("mpi_vector"), e["speedup"].as_f64().unwrap_or(0.0)
+                ms("herd_pack_isend"), e["herd_pipelined"]["chunks"],
+                show_size(args.chunk), ms("herd_pipelined"), ms("mpi_vector"),
+                e["speedup"].as_f64().unwrap_or(0.0), e["speedup_pipelined"].as_f64().unwrap_or(0.0)
             );
         }
     }

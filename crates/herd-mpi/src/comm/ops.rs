@@ -47,13 +47,37 @@ impl Mpi {
     where
         T: Equivalence + Default + Clone + Send + 'static,
     {
+        // the buffer is made on the communicator thread, which first touches its pages
+        self.recv_with(src, tag, move || vec![T::default(); count])
+    }
+
+    /// Receives `buf.len()` elements from rank `src` with `tag` into `buf`, which the
+    /// pending result gives back: repeated receives reuse memory already faulted in.
+    pub fn irecv_into<T>(&self, src: usize, tag: i32, buf: Vec<T>) -> Result<Pending<Vec<T>>>
+    where
+        T: Equivalence + Send + 'static,
+    {
+        self.recv_with(src, tag, move || buf)
+    }
+
+    /// Posts a receive from `src` with `tag` into the buffer `make` returns (called on the
+    /// communicator thread), as many messages as [`Mpi::isend`] splits its length into.
+    fn recv_with<T>(
+        &self,
+        src: usize,
+        tag: i32,
+        make: impl FnOnce() -> Vec<T> + Send + 'static,
+    ) -> Result<Pending<Vec<T>>>
+    where
+        T: Equivalence + Send + 'static,
+    {
         self.check_rank("source", src)?;
         check_tag(tag)?;
         let (p, c) = pending(self.rank());
         let chunk = self.max_count();
         self.submit(move |eng| {
-            let mut buf = vec![T::default(); count];
-            let reqs = post_chunks(eng, Dir::Recv, src, tag, buf.as_mut_ptr(), count, chunk);
+            let mut buf = make();
+            let reqs = post_chunks(eng, Dir::Recv, src, tag, buf.as_mut_ptr(), buf.len(), chunk);
             eng.track(reqs, Box::new(move || c.complete(Ok(buf))));
         });
         Ok(p)

@@ -11,7 +11,7 @@ use crate::{Mpi, MpiError, Result};
 use mpi::datatype::MutView;
 use mpi::topology::Communicator;
 
-fn check_peer(mpi: &Mpi, peer: usize) -> Result<()> {
+pub(super) fn check_peer(mpi: &Mpi, peer: usize) -> Result<()> {
     if peer >= mpi.size() || peer == mpi.rank() {
         return Err(MpiError::Invalid(format!(
             "block exchange: peer {peer} must be another rank of 0..{} (this is rank {})",

@@ -89,14 +89,20 @@ pub fn pack_with<T: Copy + Send + Sync>(
     layout: Vector,
 ) -> Result<()> {
     let n = layout.check("pack", src.len(), dst.len())?;
-    let (d, s) = (dst.as_mut_ptr() as usize, src.as_ptr() as usize);
-    run::<T>(copier, n, d, |r| {
-        // SAFETY: `check` proved src spans the layout and dst holds n packed elements;
-        // the ranges given to the participants are disjoint subranges of 0..n, so the
-        // dst elements written are disjoint; dst (`&mut`) and src (`&`) do not overlap.
-        unsafe { blocks::<T>(r, layout, s as *mut T, d as *mut T, true) }
-    });
-    Ok(())
+    pack_part_with(copier, dst, src, layout, 0..n)
+}
+
+/// Packs only the elements `part` of the packed form (a range of `0..count × blocklen`,
+/// which may start or end inside a block) into the first `part.len()` elements of `dst`:
+/// one chunk of a pipelined exchange ([`super::pipelined`]).
+pub fn pack_part_with<T: Copy + Send + Sync>(
+    copier: &Copier<'_>,
+    dst: &mut [T],
+    src: &[T],
+    layout: Vector,
+    part: Range<usize>,
+) -> Result<()> {
+    move_part(copier, Sides::Pack { strided: src, packed: dst }, layout, part)
 }
 
 /// [`unpack`] on `copier`'s pool.
@@ -107,33 +113,115 @@ pub fn unpack_with<T: Copy + Send + Sync>(
     layout: Vector,
 ) -> Result<()> {
     let n = layout.check("unpack", dst.len(), src.len())?;
-    let (d, s) = (dst.as_mut_ptr() as usize, src.as_ptr() as usize);
-    run::<T>(copier, n, s, |r| {
-        // SAFETY: `check` proved dst spans the layout and src holds n packed elements;
-        // disjoint packed ranges map to disjoint strided elements (blocklen ≤ stride), so
-        // no element of dst is written twice; dst (`&mut`) and src (`&`) do not overlap.
-        unsafe { blocks::<T>(r, layout, d as *mut T, s as *mut T, false) }
+    unpack_part_with(copier, dst, src, layout, 0..n)
+}
+
+/// The inverse of [`pack_part_with`]: the first `part.len()` elements of `src` are the
+/// packed elements `part` of the layout and go to their places in `dst`.
+pub fn unpack_part_with<T: Copy + Send + Sync>(
+    copier: &Copier<'_>,
+    dst: &mut [T],
+    src: &[T],
+    layout: Vector,
+    part: Range<usize>,
+) -> Result<()> {
+    move_part(copier, Sides::Unpack { strided: dst, packed: src }, layout, part)
+}
+
+/// The buffers of a pack (strided → packed) or an unpack (packed → strided): the one
+/// written is the `&mut`.
+enum Sides<'a, T> {
+    Pack { strided: &'a [T], packed: &'a mut [T] },
+    Unpack { strided: &'a mut [T], packed: &'a [T] },
+}
+
+/// Moves the packed elements `part` of `layout` between the strided buffer and the packed
+/// one (which holds packed index k at `k − part.start`), in parallel by the copy plan.
+fn move_part<T: Copy + Send + Sync>(
+    copier: &Copier<'_>,
+    sides: Sides<'_, T>,
+    layout: Vector,
+    part: Range<usize>,
+) -> Result<()> {
+    let (what, to_packed, strided, strided_len, packed, packed_len) = match sides {
+        Sides::Pack { strided, packed } => (
+            "pack",
+            true,
+            strided.as_ptr() as usize,
+            strided.len(),
+            packed.as_mut_ptr() as usize,
+            packed.len(),
+        ),
+        Sides::Unpack { strided, packed } => (
+            "unpack",
+            false,
+            strided.as_mut_ptr() as usize,
+            strided.len(),
+            packed.as_ptr() as usize,
+            packed.len(),
+        ),
+    };
+    let n = layout.check(what, strided_len, usize::MAX)?;
+    check_part(what, &part, n, packed_len)?;
+    run::<T>(copier, part.clone(), packed, |r| {
+        // SAFETY: `check` proved the strided buffer spans the layout, `check_part` that
+        // `part` lies in 0..n and the packed buffer holds part.len() elements (packed index
+        // k at k − part.start); the side written is the one `sides` borrowed `&mut`; the
+        // participants get disjoint subranges of `part`, which address disjoint packed
+        // elements and (blocklen ≤ stride, checked) disjoint strided ones, so no element is
+        // written twice; the two buffers (one `&mut`, one `&`) do not overlap.
+        unsafe { blocks::<T>(r, part.start, layout, strided as *mut T, packed as *mut T, to_packed) }
     });
     Ok(())
 }
 
-/// Splits the packed range `0..n` (elements of `T`) by the copy plan for its bytes,
-/// boundaries on the cache lines of the packed buffer at address `packed_addr`, and runs
-/// `work` on each share.
-fn run<T>(copier: &Copier<'_>, n: usize, packed_addr: usize, work: impl Fn(Range<usize>) + Sync) {
+/// `part` must lie in the packed range `0..n`, and the contiguous buffer (of `packed`
+/// elements) must hold it.
+fn check_part(what: &str, part: &Range<usize>, n: usize, packed: usize) -> Result<()> {
+    if part.start > part.end || part.end > n {
+        return Err(MpiError::Invalid(format!(
+            "{what}: the part {}..{} is not a range inside the layout's {n} packed elements",
+            part.start, part.end
+        )));
+    }
+    if packed < part.len() {
+        return Err(MpiError::Invalid(format!(
+            "{what}: the packed buffer has {packed} elements, the part {}..{} has {}",
+            part.start,
+            part.end,
+            part.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Splits the packed range `part` (elements of `T`, held from address `packed_addr`) by
+/// the copy plan for its bytes, boundaries on the cache lines of the packed buffer, and runs
+/// `work` on each share (packed indices, within `part`).
+fn run<T>(copier: &Copier<'_>, part: Range<usize>, packed_addr: usize, work: impl Fn(Range<usize>) + Sync) {
     let size = std::mem::size_of::<T>();
     let head = (LINE - packed_addr % LINE) % LINE;
-    let plan = copier.plan(n * size, head);
-    copier.run_ranges(&plan, n, size, work);
+    let plan = copier.plan(part.len() * size, head);
+    let base = part.start;
+    copier.run_ranges(&plan, part.len(), size, |r| work(r.start + base..r.end + base));
 }
 
 /// Moves packed elements `r` between the strided buffer at `strided` and the packed one
-/// at `packed` (`to_packed`: strided → packed, else packed → strided).
+/// at `packed`, which holds packed index `k` at `packed + (k − base)` (`to_packed`:
+/// strided → packed, else packed → strided).
 ///
 /// # Safety
-/// Both buffers must hold the elements `layout` and `r` address, the side written must be
-/// writable (it came from a `&mut`), and no other thread may access the elements written.
-unsafe fn blocks<T: Copy>(r: Range<usize>, layout: Vector, strided: *mut T, packed: *mut T, to_packed: bool) {
+/// Both buffers must hold the elements `layout` and `r` address (`r.start ≥ base`), the
+/// side written must be writable (it came from a `&mut`), and no other thread may access
+/// the elements written.
+unsafe fn blocks<T: Copy>(
+    r: Range<usize>,
+    base: usize,
+    layout: Vector,
+    strided: *mut T,
+    packed: *mut T,
+    to_packed: bool,
+) {
     let (bl, stride) = (layout.blocklen, layout.stride);
     if bl == 0 || r.is_empty() {
         return;
@@ -141,7 +229,7 @@ unsafe fn blocks<T: Copy>(r: Range<usize>, layout: Vector, strided: *mut T, pack
     // one run of `len` elements at packed index `k`
     let piece = |k: usize, len: usize| {
         let s = strided.add(k / bl * stride + k % bl);
-        let p = packed.add(k);
+        let p = packed.add(k - base);
         if to_packed {
             std::ptr::copy_nonoverlapping(s, p, len)
         } else {
@@ -156,7 +244,7 @@ unsafe fn blocks<T: Copy>(r: Range<usize>, layout: Vector, strided: *mut T, pack
     }
     let full = (r.end - k) / bl;
     if full > 0 {
-        let (s, p) = (strided.add(k / bl * stride), packed.add(k));
+        let (s, p) = (strided.add(k / bl * stride), packed.add(k - base));
         match bl {
             1 => whole::<T, 1>(s, p, stride, full, to_packed),
             2 => whole::<T, 2>(s, p, stride, full, to_packed),
@@ -259,6 +347,50 @@ mod tests {
             round_trip(&c, l, |i| [i as u16, 3, 9], [0u16; 3]);
             round_trip(&c, l, |i| (i as u128) << 70 | 1, 0u128);
         }
+    }
+
+    #[test]
+    fn parts_pack_and_unpack_like_the_whole() {
+        let pool = herd::Pool::builder().num_threads(2).build().unwrap();
+        let c = Copier::new(&pool);
+        let layouts = [
+            Vector { count: 1, blocklen: 100_000, stride: 0 },
+            Vector { count: 17, blocklen: 3, stride: 5 },
+            Vector { count: 999, blocklen: 2, stride: 2 },
+            Vector { count: 3000, blocklen: 129, stride: 300 },
+            Vector { count: 40_000, blocklen: 8, stride: 11 },
+        ];
+        for l in layouts {
+            let (ext, n) = (l.extent().unwrap(), l.packed_len().unwrap());
+            let src: Vec<f64> = (0..ext).map(|i| i as f64 + 0.25).collect();
+            let want = reference(&src, l);
+            // parts that start and end inside blocks, of a single element, and the whole
+            for len in [1usize, 7, 64, 1000, 65_537, n] {
+                let mut back = vec![-1.0f64; ext];
+                let mut at = 0;
+                while at < n {
+                    let part = at..(at + len).min(n);
+                    let mut buf = vec![-2.0f64; part.len() + 1];
+                    pack_part_with(&c, &mut buf, &src, l, part.clone()).unwrap();
+                    assert_eq!(&buf[..part.len()], &want[part.clone()], "pack part {part:?} of {l:?}");
+                    assert_eq!(buf[part.len()], -2.0, "pack part {part:?} wrote past its length");
+                    unpack_part_with(&c, &mut back, &buf, l, part.clone()).unwrap();
+                    at = part.end;
+                }
+                let mut whole = vec![-1.0f64; ext];
+                unpack_with(&c, &mut whole, &want, l).unwrap();
+                assert_eq!(back, whole, "unpack in parts of {len} of {l:?}");
+            }
+        }
+        let l = Vector { count: 4, blocklen: 2, stride: 3 };
+        let (mut d, s) = (vec![0.0f64; 8], vec![1.0f64; 11]);
+        let e = pack_part_with(&c, &mut d, &s, l, 3..9).unwrap_err().to_string();
+        assert!(e.contains("3..9") && e.contains("8 packed"), "{e}");
+        let e = pack_part_with(&c, &mut d[..2], &s, l, 1..4).unwrap_err().to_string();
+        assert!(e.contains("packed buffer has 2") && e.contains("1..4 has 3"), "{e}");
+        let mut t = vec![0.0f64; 11];
+        let e = unpack_part_with(&c, &mut t, &d[..1], l, 6..8).unwrap_err().to_string();
+        assert!(e.starts_with("unpack") && e.contains("6..8 has 2"), "{e}");
     }
 
     #[test]
