@@ -7,11 +7,19 @@
 //! thread. herd runs them as a *league*: one region of `W = min(num_teams,
 //! usable PUs)` participants of a herd pool (the root pool from outside every
 //! region, else a pool lent to the encountering thread, as for a nested
-//! region), the encountering thread being participant 0. Each participant
-//! takes the next team number from the league's counter (one
-//! `fetch_add` per team: teams are coarse, and taking them dynamically
-//! balances uneven teams) and runs that team's initial task to completion
-//! before it takes another. Teams cannot synchronise with each other (the
+//! region), the encountering thread being participant 0. Participant `i`
+//! runs the `i`-th of `W` consecutive blocks of the team numbers (sizes
+//! differing by at most one, the larger first, as `spread` divides `T > P`
+//! threads among places), each team's initial task to completion before the next. The
+//! assignment is static so that a team runs in the
+//! same place in every `teams` construct of the same width: data a team
+//! first touched stays near it the next time (the reason host teams exist
+//! on a multi-socket node), and with `num_teams ≤ W` every team has a
+//! subpartition of its own, as libomp places them. (A shared counter that
+//! participants took teams from balanced uneven teams, but let a
+//! participant that finished early take its neighbour's team, on its own
+//! place: libomp's testsuite `affinity/teams-affinity.c` caught two teams
+//! in one subpartition.) Teams cannot synchronise with each other (the
 //! specification has no construct for it), so running some of them one
 //! after another on one participant is allowed.
 //!
@@ -41,7 +49,7 @@ use crate::task::Task;
 use crate::thread::{self, ThreadState};
 use crate::{placement, runtime, task, teams};
 use std::ffi::{c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 
 /// libgomp's number of teams when neither the clause nor `nteams-var` gives
 /// one.
@@ -71,8 +79,6 @@ struct League {
     width: u32,
     /// The ICVs of each team's initial task.
     icv: crate::icv::Icv,
-    /// The next team number to run.
-    next: AtomicU32,
     /// Where the participants run when threads are bound: spread over the
     /// encountering thread's partition (`None`: unbound).
     layout: Option<placement::Layout>,
@@ -124,7 +130,7 @@ pub unsafe extern "C" fn GOMP_teams_reg(
         }
         let width = (num_teams as usize).min(runtime::runtime().pus).max(1);
         let layout = placement::layout(SPREAD, icv.bind, ts.partition.get());
-        let mut league = League { f, data, num_teams, width: 1, icv, next: AtomicU32::new(0), layout };
+        let mut league = League { f, data, num_teams, width: 1, icv, layout };
         if width > 1 && lead(&mut league, width) {
             return;
         }
@@ -181,18 +187,16 @@ unsafe fn share(data: *const (), ctx: herd::BroadcastContext) {
     thread::with(|ts| run_teams(ts, league, ctx.index()))
 }
 
-/// Runs teams of `league` on the calling thread, its participant `i`, until
-/// none is left.
+/// Runs the teams of `league` that are participant `i`'s (the `i`-th of
+/// `W` consecutive blocks) on the calling thread.
 fn run_teams(ts: &ThreadState, league: &League, i: usize) {
     let saved = ts.save();
     if let Some(l) = &league.layout {
         ts.partition.set(placement::enter_member(l, league.width as usize, i));
     }
-    loop {
-        let k = league.next.fetch_add(1, Ordering::Relaxed);
-        if k >= league.num_teams {
-            break;
-        }
+    let (teams, width) = (u64::from(league.num_teams), u64::from(league.width));
+    let block = |i: u64| (i * teams).div_ceil(width) as u32;
+    for k in block(i as u64)..block(i as u64 + 1) {
         let seat =
             Seat { team_num: k, num_teams: league.num_teams, width: league.width, busy: AtomicU32::new(0) };
         let initial = Task::implicit_blank();

@@ -48,6 +48,10 @@ static void record(struct seen *s) {
 
 static int bound;
 
+/* What a team's initial thread sees, in seats[team]: gcc rejects runtime
+ * calls lexically inside a teams region. */
+static __attribute__((noinline)) void record_team(struct seen *seats) { record(&seats[omp_get_team_num() & 1]); }
+
 /* Checks one team's records under policy `kind` (2 primary, 3 close, 4
  * spread) with the encountering thread on `m` and partition `part`/`plen`. */
 static void judge(const char *what, int kind, int t, struct seen *s, int m, const int *part, int plen) {
@@ -310,5 +314,31 @@ int main(void) {
                 off);
     check_known("teams.place_in_partition", outside == 0, check_is_libomp(), "%d thread(s) outside their partition",
                 outside);
+    /* Host teams split the place partition (OpenMP 5.1 §2.7: each team is
+     * assigned a subpartition): with two places or more, two teams have
+     * subpartitions of their own, and a team runs in the same place in every
+     * teams construct of the same size (first-touch locality).  gcc 12's
+     * libgomp runs every team on the encountering thread with its whole
+     * partition. */
+    if (bound && plen >= 2) {
+        struct seen t1[2], t2[2];
+        memset(t1, 0, sizeof t1);
+        memset(t2, 0, sizeof t2);
+#pragma omp teams num_teams(2)
+        record_team(t1);
+#pragma omp teams num_teams(2)
+        record_team(t2);
+        int shared = 0;
+        for (int q = 0; q < t1[0].part_len && q < MAXP; q++)
+            for (int r = 0; r < t1[1].part_len && r < MAXP; r++) shared += t1[0].part[q] == t1[1].part[r];
+        check_known("teams.own_subpartitions", shared == 0 && t1[0].part_len > 0 && t1[1].part_len > 0,
+                    check_is_system_libgomp(), "%d place(s) in both teams' partitions (%d and %d places)", shared,
+                    t1[0].part_len, t1[1].part_len);
+        check_known("teams.on_own_place", t1[0].place != t1[1].place && t1[0].in_place && t1[1].in_place,
+                    check_is_system_libgomp(), "team 0 on place %d, team 1 on place %d", t1[0].place, t1[1].place);
+        CHECK("teams.same_place_each_time", t1[0].place == t2[0].place && t1[1].place == t2[1].place,
+              "team 0 on places %d then %d, team 1 on %d then %d", t1[0].place, t2[0].place, t1[1].place,
+              t2[1].place);
+    }
     return check_done();
 }
