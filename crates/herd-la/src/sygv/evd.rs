@@ -70,8 +70,12 @@ pub(super) fn eigenvalues_by(reduction: Reduction, c: MatMut<'_, f64>, w: &mut [
     }
     column_major(c, |c| {
         let (mut d, mut e) = (vec![0.0; n], vec![0.0; n - 1]);
-        // The reflectors are not needed: no back-transformation.
-        drop(reduce(c, reduction, &mut d, &mut e));
+        // The reflectors are not needed: no back-transformation (the
+        // chase does not even keep its own).
+        match reduction {
+            Reduction::OneStage => drop(reduce(c, reduction, &mut d, &mut e)),
+            Reduction::TwoStage(nb) => two_stage::reduce_values(c, nb, &mut d, &mut e),
+        }
         tridiag_values::eigenvalues(&d, &e, w);
     });
 }

@@ -88,47 +88,66 @@ impl Sweeps {
 /// Reduces `band` to tridiagonal: its diagonal into `d` (`n`), its
 /// subdiagonal into `e` (`n − 1`); returns the reflectors.
 pub(super) fn chase(mut band: Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
+    dispatch::<true>(&mut band, d, e)
+}
+
+/// [`chase`] for the eigenvalues only: the reflectors are not kept (each
+/// sweep's vectors go through one scratch buffer instead of the `n²/2`
+/// values of [`Sweeps`], 64 MB at `n = 4000`).
+pub(super) fn chase_values(mut band: Band, d: &mut [f64], e: &mut [f64]) {
+    dispatch::<false>(&mut band, d, e);
+}
+
+/// The sweeps, compiled for the widest vectors the CPU has; `KEEP`: keep
+/// the reflectors (else the returned [`Sweeps`] is empty).
+fn dispatch<const KEEP: bool>(band: &mut Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
     assert!(d.len() == band.n && e.len() == band.n.saturating_sub(1));
     #[cfg(target_arch = "x86_64")]
     {
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU reports avx512f, the only feature the function enables.
-            return unsafe { chase_avx512(&mut band, d, e) };
+            return unsafe { chase_avx512::<KEEP>(band, d, e) };
         }
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU reports avx2 and fma, the features the function enables.
-            return unsafe { chase_avx2(&mut band, d, e) };
+            return unsafe { chase_avx2::<KEEP>(band, d, e) };
         }
     }
-    chase_loops(&mut band, d, e)
+    chase_loops::<KEEP>(band, d, e)
 }
 
 /// [`chase_loops`] compiled with AVX-512.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn chase_avx512(band: &mut Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
-    chase_loops(band, d, e)
+fn chase_avx512<const KEEP: bool>(band: &mut Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
+    chase_loops::<KEEP>(band, d, e)
 }
 
 /// [`chase_loops`] compiled with AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn chase_avx2(band: &mut Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
-    chase_loops(band, d, e)
+fn chase_avx2<const KEEP: bool>(band: &mut Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
+    chase_loops::<KEEP>(band, d, e)
 }
 
 /// The sweeps (inlined into the callers above, so its loops are vectorized
 /// for their features).
 #[inline(always)]
-fn chase_loops(band: &mut Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
+fn chase_loops<const KEEP: bool>(band: &mut Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
     let (n, nb, ld1) = (band.n, band.nb, band.ld - 1);
     let ab = band.ab.as_mut_slice();
-    let mut vs = Vec::with_capacity(n);
-    let mut taus = Vec::with_capacity(n);
+    let mut vs = Vec::with_capacity(if KEEP { n } else { 0 });
+    let mut taus = Vec::with_capacity(if KEEP { n } else { 0 });
     let (mut w, mut x) = (vec![0.0; nb], vec![0.0; nb]);
+    // Without `KEEP`, every sweep's vectors and `τ`s reuse these.
+    let (mut scratch_v, mut scratch_t) = (vec![0.0; n.saturating_sub(1)], Vec::new());
     for i in 0..n.saturating_sub(1) {
-        let mut vi = vec![0.0; n - 1 - i];
-        let mut ti = Vec::with_capacity((n - 1 - i).div_ceil(nb));
+        let (mut vi, mut ti) = if KEEP {
+            (vec![0.0; n - 1 - i], Vec::with_capacity((n - 1 - i).div_ceil(nb)))
+        } else {
+            scratch_t.clear();
+            (std::mem::take(&mut scratch_v), std::mem::take(&mut scratch_t))
+        };
         // The column the step's reflector annihilates, and its first row.
         let (mut col, mut s) = (i, i + 1);
         loop {
@@ -155,8 +174,12 @@ fn chase_loops(band: &mut Band, d: &mut [f64], e: &mut [f64]) -> Sweeps {
             col = s;
             s += l;
         }
-        vs.push(vi);
-        taus.push(ti);
+        if KEEP {
+            vs.push(vi);
+            taus.push(ti);
+        } else {
+            (scratch_v, scratch_t) = (vi, ti);
+        }
     }
     for (i, di) in d.iter_mut().enumerate() {
         *di = ab[i + i * ld1];

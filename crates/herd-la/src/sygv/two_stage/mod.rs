@@ -107,6 +107,18 @@ pub(super) fn reduce(a: MatMut<'_, f64>, nb: usize, d: &mut [f64], e: &mut [f64]
     Reflectors { nb, tau1, sweeps }
 }
 
+/// [`reduce`] for the eigenvalues only: the chase keeps no reflector
+/// (nothing is back-transformed).
+pub(super) fn reduce_values(a: MatMut<'_, f64>, nb: usize, d: &mut [f64], e: &mut [f64]) {
+    let n = a.nrows();
+    assert!(nb >= 1 && a.ncols() == n && d.len() == n && e.len() == n.saturating_sub(1));
+    let nb = nb.min(n.saturating_sub(1)).max(1);
+    let mut a = a;
+    let mut tau1 = vec![0.0; n.saturating_sub(nb)];
+    band::reduce(a.as_mut(), nb, &mut tau1);
+    chase::chase_values(chase::Band::from_lower(a.as_ref(), nb), d, e);
+}
+
 /// `z ← Q·z = Q₁·(Q₂·z)` for the `n × m` column-major `z`, with `a` as
 /// [`reduce`] left it.
 pub(super) fn back_transform(a: MatRef<'_, f64>, refl: &Reflectors, mut z: MatMut<'_, f64>) {

@@ -8,7 +8,7 @@
 use faer::{Mat, Side as FaerSide};
 
 use super::back::apply_q2;
-use super::chase::{chase, Band, Sweeps};
+use super::chase::{chase, chase_values, Band, Sweeps};
 use super::*;
 use crate::sygv::test_support::{mul, pool, sym, tridiagonal_matrix};
 
@@ -160,6 +160,23 @@ fn stage_two_chase_is_orthogonally_similar() {
             assert_same_spectrum(&eigenvalues(&t), &eigenvalues(&b), b.norm_max(), &what);
             let diff = (&q - q2_unblocked(&sweeps)).norm_max();
             assert!(diff < 1e-13 * n.max(1) as f64, "{what}: blocked Q₂ differs by {diff}");
+        }
+    }
+}
+
+/// The chase for the eigenvalues only (no reflector kept) gives exactly the
+/// tridiagonal matrix the chase with reflectors gives.
+#[test]
+fn chase_without_reflectors_gives_the_same_tridiagonal() {
+    for &(n, nb) in SHAPES {
+        for (kind, a) in cases(n, 40 + n as u64) {
+            let nbc = nb.min(n.saturating_sub(1)).max(1);
+            let b = band_of(&a, nbc);
+            let (mut d1, mut e1) = (vec![0.0; n], vec![0.0; n.saturating_sub(1)]);
+            let (mut d2, mut e2) = (d1.clone(), e1.clone());
+            drop(chase(Band::from_lower(b.as_ref(), nbc), &mut d1, &mut e1));
+            chase_values(Band::from_lower(b.as_ref(), nbc), &mut d2, &mut e2);
+            assert_eq!((d1, e1), (d2, e2), "{kind} band n {n} nb {nb}");
         }
     }
 }
