@@ -111,8 +111,12 @@ pub(crate) struct Shared {
 type PollFn = dyn Fn(&mut Injector<'_>) + Send + Sync;
 
 impl Shared {
-    pub(crate) fn register_collection(&self, c: Arc<dyn Collection>) {
-        lock(&self.collections).push(c);
+    /// Registers a collection; returns its number (collections are numbered in creation
+    /// order, the same on every node of an SPMD graph).
+    pub(crate) fn register_collection(&self, c: Arc<dyn Collection>) -> usize {
+        let mut all = lock(&self.collections);
+        all.push(c);
+        all.len() - 1
     }
     pub(crate) fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
@@ -240,6 +244,21 @@ impl Injector<'_> {
         K: Clone + Debug + Send + Sync + 'static,
     {
         steps.prescribe_here(self.shared, tag, &mut self.enabled);
+    }
+
+    /// [`Injector::prescribe`] for a tag the [`Steps::route`] forwarder was handed with
+    /// `memo`: `Some(n)` when it was put into the memoizing tag collection number `n`, whose
+    /// tags prescribe each step once on this node whichever nodes put them (a duplicate is
+    /// counted in [`Stats::duplicate_tags`]).
+    pub fn prescribe_from<K>(&mut self, steps: &Steps<K>, tag: K, memo: Option<u32>)
+    where
+        K: Clone + Debug + Send + Sync + 'static,
+    {
+        if steps.first_here(memo, &tag) {
+            steps.prescribe_here(self.shared, tag, &mut self.enabled);
+        } else {
+            self.shared.duplicate_tag();
+        }
     }
 
     /// Stops the graph without an error of its own (another node failed): running steps

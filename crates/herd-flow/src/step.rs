@@ -27,13 +27,21 @@ pub(crate) struct StepColl<K> {
     route: OnceLock<Route<K>>,
 }
 
-/// Sends a tag to the node it names (the node's number, the tag).
-type Forward<K> = Box<dyn Fn(usize, &K) + Send + Sync>;
+/// Sends a tag to the node it names (the node's number, the tag, and the number of the
+/// memoizing tag collection it was put into, if it was).
+type Forward<K> = Box<dyn Fn(usize, &K, Option<u32>) + Send + Sync>;
 
-/// Where a step collection's remote tags go: this node's number and the forwarder.
+/// Whether (memoizing tag collection, tag) comes to this node's steps for the first time.
+type First<K> = Box<dyn Fn(u32, &K) -> bool + Send + Sync>;
+
+/// Where a step collection's remote tags go: this node's number and the forwarder; and
+/// the tags of memoizing collections already prescribed here, from any node: a memoizing
+/// tag collection ignores only the tags put *on its node* again, so a tag that two nodes
+/// put is deduplicated where its step runs.
 struct Route<K> {
     node: usize,
     forward: Forward<K>,
+    first: First<K>,
 }
 
 /// The tag-typed part of a step instance.
@@ -130,10 +138,29 @@ impl<K: Clone + Debug + Send + Sync + 'static> Steps<K> {
 
     /// Makes this node `node` of a multi-node graph: from now on a tag whose
     /// [`Tuner::compute_on`] is another node is not prescribed here but handed to
-    /// `forward(node, &tag)` (which sends it there, where it is prescribed through an
-    /// [`Injector`](crate::Injector)). Only the first call has an effect.
-    pub fn route(&self, node: usize, forward: impl Fn(usize, &K) + Send + Sync + 'static) {
-        let _ = self.coll.route.set(Route { node, forward: Box::new(forward) });
+    /// `forward(node, &tag, memo)` (which sends it there, where it is prescribed through
+    /// [`Injector::prescribe_from`](crate::Injector::prescribe_from) with `memo`). `memo` is
+    /// the number of the tag collection the tag was put into when that collection memoizes
+    /// ([`Tags::memoize`](crate::Tags::memoize)): each node prescribes a step for such a tag
+    /// once, whichever nodes put it. Only the first call has an effect.
+    pub fn route(&self, node: usize, forward: impl Fn(usize, &K, Option<u32>) + Send + Sync + 'static)
+    where
+        K: Eq + Hash,
+    {
+        let seen = std::sync::Mutex::new(std::collections::HashSet::<(u32, K)>::new());
+        let first: First<K> = Box::new(move |coll, tag| {
+            seen.lock().unwrap_or_else(|e| e.into_inner()).insert((coll, tag.clone()))
+        });
+        let _ = self.coll.route.set(Route { node, forward: Box::new(forward), first });
+    }
+
+    /// False when `memo` names a memoizing tag collection and this routed collection
+    /// already prescribed `tag` from it on this node (see [`Steps::route`]).
+    pub(crate) fn first_here(&self, memo: Option<u32>, tag: &K) -> bool {
+        match (self.coll.route.get(), memo) {
+            (Some(r), Some(coll)) => (r.first)(coll, tag),
+            _ => true,
+        }
     }
 
     /// The node [`Tuner::compute_on`] names for `tag`.
@@ -148,15 +175,20 @@ impl<K: Clone + Debug + Send + Sync + 'static> Steps<K> {
 
     /// Creates the instance for `tag` and schedules it according to `shared`'s discipline.
     /// Routed to another node when the collection has a route and `compute_on` names one.
-    pub(crate) fn prescribe(&self, shared: &Shared, tag: K, enabled: &mut Vec<Arc<Inst>>) {
+    /// `memo`: the number of the memoizing tag collection the tag was put into, if it was.
+    pub(crate) fn prescribe(&self, shared: &Shared, tag: K, memo: Option<u32>, enabled: &mut Vec<Arc<Inst>>) {
         let c = &self.coll;
         let node = c.tuner.compute_on(&tag);
         shared.record_compute_on(node);
         if let Some(r) = c.route.get() {
             if node != r.node {
-                (r.forward)(node, &tag);
+                (r.forward)(node, &tag, memo);
                 return;
             }
+        }
+        if !self.first_here(memo, &tag) {
+            shared.duplicate_tag();
+            return;
         }
         self.prescribe_here(shared, tag, enabled);
     }

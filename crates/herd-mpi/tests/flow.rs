@@ -1,10 +1,11 @@
 //! Distributed herd-flow under mpirun: results equal to the single-rank run, quiescence with
-//! messages in flight, the blocked-step diagnosis naming the rank, and a failing step on one
-//! rank stopping every rank with its error.
+//! messages in flight, memoized tags deduplicated across ranks, the blocked-step diagnosis
+//! naming the rank, and a failing step on one rank stopping every rank with its error.
 
 use herd_flow::{Ctx, Deps, Items, StepError, Tuner};
 use herd_mpi::flow::{DistError, RankBlocked};
 use herd_mpi::{mpi_test, DistGraph, Mpi, Options};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,6 +84,60 @@ mpi_test!(fn fib_equals_single_rank() ranks [1, 2, 4] within 120 {
     }
     drop((dg, fib));
     drop(Arc::try_unwrap(mpi).ok().expect("the graphs released the handle"));
+});
+
+/// Steps on rank `(tag + shift) % size`.
+struct Shifted {
+    size: usize,
+    shift: u64,
+}
+impl Tuner<u64> for Shifted {
+    fn compute_on(&self, &t: &u64) -> usize {
+        ((t + self.shift) % self.size as u64) as usize
+    }
+}
+
+/// A step collection that counts its executions on this rank.
+fn counting(dg: &DistGraph, name: &str, shift: u64, ran: &Arc<AtomicU64>) -> herd_flow::Steps<u64> {
+    let ran = ran.clone();
+    dg.steps_tuned(name, Shifted { size: dg.size(), shift }, move |_: &u64, _: &Ctx<'_>| {
+        ran.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    })
+}
+
+// Every rank puts the same tags, each twice, into a memoizing collection with two step
+// collections attached (their steps on different ranks) and once into a plain one: a
+// memoized tag runs each of its steps once in the whole graph (the step's rank ignores the
+// other ranks' puts), a plain tag once per put.
+mpi_test!(fn memoized_tags_put_on_every_rank_run_once() ranks [1, 2, 4] within 120 {
+    let mpi = Arc::new(Mpi::init(Options::default()).unwrap());
+    let (r, p) = (mpi.rank() as u64, mpi.size() as u64);
+    let n = 40u64;
+    let dg = DistGraph::new(&mpi, "memo");
+    let (ran_a, ran_b, ran_c) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let a = counting(&dg, "a", 0, &ran_a);
+    let b = counting(&dg, "b", 1, &ran_b);
+    let c = counting(&dg, "c", 0, &ran_c);
+    let memo = dg.tags::<u64>("memo");
+    memo.memoize().prescribes(&a).prescribes(&b);
+    let plain = dg.tags::<u64>("plain");
+    plain.prescribes(&c);
+    for t in 0..n {
+        memo.put(t);
+        memo.put(t);
+        plain.put(t);
+    }
+    let stats = dg.wait().unwrap();
+    let here = |shift: u64| (0..n).filter(|t| (t + shift) % p == r).count() as u64;
+    assert_eq!(ran_a.load(Ordering::Relaxed), here(0), "memoized, step a");
+    assert_eq!(ran_b.load(Ordering::Relaxed), here(1), "memoized, step b");
+    assert_eq!(ran_c.load(Ordering::Relaxed), p * here(0), "plain: one step per put");
+    assert_eq!(stats.executed_total, 2 * n + p * n);
+    // Ignored: the second put on each rank, and the other ranks' puts where the step runs.
+    assert_eq!(stats.local.duplicate_tags, n + (p - 1) * (here(0) + here(1)), "{stats:?}");
+    drop((dg, a, b, c, memo, plain));
+    drop(Arc::try_unwrap(mpi).ok().expect("the graph released the handle"));
 });
 
 /// A chain passed around the ranks with a pause in every step and a large item: each

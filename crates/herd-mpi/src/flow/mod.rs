@@ -251,13 +251,13 @@ impl DistGraph {
         let steps = self.graph.steps_tuned(name, tuner, f);
         let target = steps.clone();
         let index = self.register(Arc::new(move |inj, t: &[u8], _: &[u8]| {
-            let tag: K = wire::decode(t)?;
-            inj.prescribe(&target, tag);
+            let (memo, tag): (Option<u32>, K) = wire::decode(t)?;
+            inj.prescribe_from(&target, tag, memo);
             Ok(())
         }));
         let st = self.state.clone();
         let coll: Arc<str> = name.into();
-        steps.route(self.state.rank, move |dest, tag| st.forward_tag(&coll, index, dest, tag));
+        steps.route(self.state.rank, move |dest, tag, memo| st.forward_tag(&coll, index, dest, tag, memo));
         steps
     }
 

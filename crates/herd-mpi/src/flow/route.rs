@@ -107,18 +107,20 @@ impl State {
         }
     }
 
-    /// Sends a tag to the rank that computes its step.
+    /// Sends a tag to the rank that computes its step, with the number of the memoizing
+    /// tag collection it was put into, if it was (the receiver deduplicates those).
     pub(crate) fn forward_tag<K: Serialize + Debug>(
         &self,
         collection: &str,
         index: u32,
         dest: usize,
         tag: &K,
+        memo: Option<u32>,
     ) {
         if !self.check_rank("compute_on", collection, tag, dest) || self.failed.load(Ordering::Acquire) {
             return;
         }
-        match wire::tag_message(index, tag) {
+        match wire::tag_message(index, &(memo, tag)) {
             Ok(msg) => self.send(dest, msg),
             Err(e) => self.fail(format!("tag {collection}({tag:?}): {e}")),
         }
