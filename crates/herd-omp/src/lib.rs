@@ -22,6 +22,7 @@ mod device_uid;
 mod display;
 mod doacross;
 pub mod env;
+mod fork;
 mod fortran;
 mod icv;
 mod interop;

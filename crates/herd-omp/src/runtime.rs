@@ -19,8 +19,8 @@ use crate::team::Team;
 use herd::rt::PoolHandle;
 use herd::Pool;
 use std::cell::{RefCell, UnsafeCell};
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::OnceLock;
 
 /// The settings, parsed once.
 pub(crate) struct Runtime {
@@ -39,7 +39,10 @@ static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 /// variable, the value and the accepted forms.
 pub(crate) fn runtime() -> &'static Runtime {
     RUNTIME.get_or_init(|| match init() {
-        Ok(r) => r,
+        Ok(r) => {
+            crate::fork::register();
+            r
+        }
         Err(msg) => {
             eprintln!("herd-omp: error: {msg}");
             std::process::exit(1);
@@ -161,7 +164,46 @@ impl Root {
 }
 
 static ROOT: AtomicPtr<Root> = AtomicPtr::new(std::ptr::null_mut());
-static ROOT_GROW: Mutex<()> = Mutex::new(());
+
+/// Held while the root pool is replaced, and across a `fork` (`fork.rs`).
+/// A flag rather than a `Mutex`: the fork handlers take it in one call and
+/// release it in another, and the child releases a lock its parent's thread
+/// took. Growth is rare and short, so waiters yield.
+static ROOT_GROW: AtomicBool = AtomicBool::new(false);
+
+/// Takes the root lock.
+pub(crate) fn lock_roots() {
+    while ROOT_GROW.swap(true, Ordering::Acquire) {
+        std::thread::yield_now();
+    }
+}
+
+/// Releases the root lock.
+pub(crate) fn unlock_roots() {
+    ROOT_GROW.store(false, Ordering::Release);
+}
+
+/// In a forked child (`fork.rs`), with the root lock held: forgets the root
+/// pool and this thread's idle nested pools, whose threads the child does not
+/// have (leaked, not dropped: dropping would join them). The next region
+/// builds a new root.
+pub(crate) fn forget_pools_in_child() {
+    ROOT.store(std::ptr::null_mut(), Ordering::Release);
+    let _ = NESTED.try_with(|c| {
+        if let Ok(mut idle) = c.try_borrow_mut() {
+            std::mem::forget(std::mem::take(&mut *idle));
+        }
+    });
+}
+
+/// Releases the root lock when dropped.
+struct RootGuard;
+
+impl Drop for RootGuard {
+    fn drop(&mut self) {
+        unlock_roots();
+    }
+}
 
 /// The root pool, with at least `n` participants (0: as configured).
 pub(crate) fn root(n: usize) -> &'static Root {
@@ -177,7 +219,8 @@ pub(crate) fn root(n: usize) -> &'static Root {
 
 #[cold]
 fn grow_root(n: usize) -> &'static Root {
-    let _g = ROOT_GROW.lock().unwrap_or_else(|e| e.into_inner());
+    lock_roots();
+    let _g = RootGuard;
     let cur = ROOT.load(Ordering::Acquire);
     // SAFETY: as above.
     if let Some(r) = unsafe { cur.as_ref() } {

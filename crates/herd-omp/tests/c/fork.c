@@ -1,0 +1,76 @@
+/* fork(): a child process of an OpenMP program runs OpenMP constructs.
+ * The child has only the thread that called fork; herd forgets the pools
+ * whose threads it lacks and builds new ones (gcc 12's libgomp hangs in the
+ * child's first parallel region with more than one thread: a known
+ * deviation, and the child is stopped by alarm() instead of hanging the
+ * suite).  The child checks a region's team, tasks, a nested region, host
+ * teams and a grandchild; the parent's regions work before and after. */
+#include "check.h"
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int team_size(void) {
+    int n = 0;
+#pragma omp parallel reduction(+ : n)
+    n += 1;
+    return n;
+}
+
+/* What a forked process checks; its exit status: the number of failures. */
+static int child_work(int want, int depth) {
+    alarm(5);
+    int bad = 0;
+    for (int r = 0; r < 3; r++) bad += team_size() != want;
+    int tasks = 0;
+#pragma omp parallel
+#pragma omp single
+    for (int i = 0; i < 100; i++) {
+#pragma omp task
+        __atomic_fetch_add(&tasks, 1, __ATOMIC_RELAXED);
+    }
+    bad += tasks != 100;
+    int inner = 0;
+    omp_set_max_active_levels(2);
+#pragma omp parallel num_threads(2)
+#pragma omp parallel num_threads(2)
+    __atomic_fetch_add(&inner, 1, __ATOMIC_RELAXED);
+    bad += inner != 4;
+    int teams = 0;
+#pragma omp teams num_teams(2) reduction(+ : teams)
+    teams += 1;
+    bad += teams != 2;
+    if (depth == 0) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) _exit(child_work(want, 1));
+        int st = 0;
+        bad += waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    }
+    return bad;
+}
+
+int main(void) {
+    check_begin("fork");
+    int want = omp_get_max_threads();
+    CHECK_EQ("parent.team_before", team_size(), want);
+    for (int round = 0; round < 2; round++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0) {
+            CHECK("fork", 0, "fork failed");
+            break;
+        }
+        if (pid == 0) _exit(child_work(want, 0));
+        int st = 0;
+        waitpid(pid, &st, 0);
+        int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        char name[64];
+        snprintf(name, sizeof name, "child%d.runs_openmp", round);
+        check_known(name, ok, check_is_system_libgomp(), "exit status %d, signal %d",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        if (!ok) break;
+        CHECK_EQ("parent.team_between", team_size(), want);
+    }
+    CHECK_EQ("parent.team_after", team_size(), want);
+    return check_done();
+}
