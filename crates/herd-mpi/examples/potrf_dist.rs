@@ -1,20 +1,21 @@
 //! Times the distributed Cholesky against herd-la's one-process dataflow Cholesky on the
 //! same matrix (measurement driver for issue 16's target).
 //!
-//! `potrf_dist dist N NB REPS [trace]` (under mpirun, any number of ranks:
-//! `herd_mpi::potrf::factor`; with `trace`, each rank also prints its compute participants'
-//! step span, busy and idle seconds from the step timeline, `potrf::factor_distributed_traced`)
+//! `potrf_dist dist N NB REPS [trace|trace-one-node]` (under mpirun, any number of ranks:
+//! `herd_mpi::potrf::factor`; with `trace`, each rank prints its compute participants' step
+//! span, busy and idle seconds from the step timeline instead, `potrf::factor_distributed_traced`;
+//! `trace-one-node` does the same with herd-la's one-process step order, `potrf::Order::OneNode`)
 //! `potrf_dist flow N NB REPS` (one process: `herd_la::potrf_flow` on the global matrix)
 //! Prints one line per repetition on rank 0: mode, ranks, threads, n, nb, seconds, residual.
 
-use herd_mpi::potrf::{factor, factor_distributed_traced, tiles};
+use herd_mpi::potrf::{factor, factor_distributed_traced, tiles, Order};
 use herd_mpi::{Mpi, Options, ProcessGrid};
 use std::sync::Arc;
 use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: potrf_dist dist|flow N NB REPS [trace]";
+    let usage = "usage: potrf_dist dist|flow N NB REPS [trace|trace-one-node]";
     let mode = args.get(1).expect(usage).clone();
     let num = |i: usize| -> usize { args.get(i).expect(usage).parse().expect(usage) };
     let (n, nb, reps) = (num(2), num(3), num(4));
@@ -24,18 +25,20 @@ fn main() {
             let mpi = Arc::new(Mpi::init(Options::default()).expect("MPI"));
             let threads = herd::current_num_threads();
             let grid = ProcessGrid::square(mpi.size()).expect("grid");
-            let trace = match args.get(5).map(String::as_str) {
-                None => false,
-                Some("trace") => true,
-                Some(other) => panic!("{usage}: the fifth argument is `trace`, not {other:?}"),
+            let (trace, order) = match args.get(5).map(String::as_str) {
+                None => (false, Order::Columns),
+                Some("trace") => (true, Order::Columns),
+                Some("trace-one-node") => (true, Order::OneNode),
+                Some(other) => panic!("{usage}: the fifth argument is not {other:?}"),
             };
             for rep in 0..reps {
                 if trace {
                     let (_, stats, s, idle) =
-                        factor_distributed_traced(&mpi, n, nb, grid, rep as u64 + 1, true).expect("factor");
+                        factor_distributed_traced(&mpi, n, nb, grid, rep as u64 + 1, order, true)
+                            .expect("factor");
                     let idle = idle.expect("traced");
                     println!(
-                        "trace rank={} seconds={s:.4} span={:.4} busy={:.4} idle={:.4} sent={}",
+                        "trace order={order:?} rank={} seconds={s:.4} span={:.4} busy={:.4} idle={:.4} sent={}",
                         mpi.rank(),
                         idle.span,
                         idle.busy,

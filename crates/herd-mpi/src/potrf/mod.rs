@@ -130,9 +130,28 @@ struct Shape {
     nb: usize,
     nt: usize,
     grid: ProcessGrid,
+    order: Order,
+}
+
+/// The order in which a rank runs its ready steps (the steps' priorities).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    /// [`priority`]: columns in order (the default).
+    #[default]
+    Columns,
+    /// herd-la's one-process order (`herd_la::potrf_priority`), for comparison.
+    OneNode,
 }
 
 impl Shape {
+    /// The priority of the step writing tile `(i, j)` with step `k`'s update (see [`priority`]).
+    fn priority(&self, i: usize, j: usize, k: usize) -> i64 {
+        match self.order {
+            Order::Columns => priority(self.nt, i, j, k),
+            Order::OneNode if j == k => herd_la::potrf_priority(self.nt, k, if i == k { 3 } else { 2 }),
+            Order::OneNode => herd_la::potrf_priority(self.nt, k, i64::from(j == k + 1)),
+        }
+    }
     fn owner(&self, i: usize, j: usize) -> usize {
         self.grid.owner(i, j)
     }
@@ -192,7 +211,7 @@ impl Tuner<usize> for PotrfTuner {
         deps.item(&self.ver, (k, k, k));
     }
     fn priority(&self, &k: &usize) -> i64 {
-        priority(self.s.nt, k, k, k)
+        self.s.priority(k, k, k)
     }
     fn compute_on(&self, &k: &usize) -> usize {
         self.s.owner(k, k)
@@ -210,7 +229,7 @@ impl Tuner<Pos> for TrsmTuner {
         deps.item(&self.fin, (k, k));
     }
     fn priority(&self, &(i, k): &Pos) -> i64 {
-        priority(self.s.nt, i, k, k)
+        self.s.priority(i, k, k)
     }
     fn compute_on(&self, &(i, k): &Pos) -> usize {
         self.s.owner(i, k)
@@ -231,7 +250,7 @@ impl Tuner<Ver> for UpdateTuner {
         }
     }
     fn priority(&self, &(i, j, k): &Ver) -> i64 {
-        priority(self.s.nt, i, j, k)
+        self.s.priority(i, j, k)
     }
     fn compute_on(&self, &(i, j, _): &Ver) -> usize {
         self.s.owner(i, j)
@@ -295,7 +314,7 @@ fn check_args(mpi: &Mpi, n: usize, nb: usize, grid: ProcessGrid) -> Result<Shape
             mpi.size()
         )));
     }
-    Ok(Shape { n, nb, nt: n.div_ceil(nb), grid })
+    Ok(Shape { n, nb, nt: n.div_ceil(nb), grid, order: Order::Columns })
 }
 
 /// Factors the `n × n` test matrix of [`tiles`] (with `seed`) in tiles of `nb` over the ranks
@@ -328,7 +347,7 @@ pub fn factor_distributed(
     grid: ProcessGrid,
     seed: u64,
 ) -> Result<(DistFactor, DistStats, f64)> {
-    factor_distributed_traced(mpi, n, nb, grid, seed, false).map(|(f, st, s, _)| (f, st, s))
+    factor_distributed_traced(mpi, n, nb, grid, seed, Order::Columns, false).map(|(f, st, s, _)| (f, st, s))
 }
 
 /// How this rank's compute participants spent the factorization (from herd-flow's step
@@ -359,17 +378,18 @@ impl Idle {
     }
 }
 
-/// [`factor_distributed`], with this rank's [`Idle`] when `trace` (herd-flow records the
-/// step timeline: one lock and one record per step).
+/// [`factor_distributed`] with the steps run in `order`, and this rank's [`Idle`] when
+/// `trace` (herd-flow records the step timeline: one lock and one record per step).
 pub fn factor_distributed_traced(
     mpi: &Arc<Mpi>,
     n: usize,
     nb: usize,
     grid: ProcessGrid,
     seed: u64,
+    order: Order,
     trace: bool,
 ) -> Result<(DistFactor, DistStats, f64, Option<Idle>)> {
-    let s = check_args(mpi, n, nb, grid)?;
+    let s = Shape { order, ..check_args(mpi, n, nb, grid)? };
     let rank = mpi.rank();
     let backend = Backend::default();
     let store: Arc<Store> = Arc::new(
