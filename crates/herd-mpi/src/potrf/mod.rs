@@ -1,7 +1,9 @@
 //! The distributed tiled Cholesky factorization (lower) on [`DistGraph`]: the step structure
 //! of herd-la's dataflow Cholesky (`herd_la::potrf_flow`: `potrf(k)`, `trsm(i, k)`,
-//! `update(i, j, k)`, its priorities and its tile kernels, [`herd_la::Backend`]) with the
-//! tiles spread 2-D block-cyclically over a [`ProcessGrid`].
+//! `update(i, j, k)` and its tile kernels, [`herd_la::Backend`]) with the tiles spread 2-D
+//! block-cyclically over a [`ProcessGrid`]. Its own step order ([`priority`], [`Order`]):
+//! columns in order, so the rank of column `k + 1` factors and sends that panel before it
+//! runs step `k`'s trailing updates.
 //!
 //! * Each rank generates and keeps the lower tiles it owns ([`tiles`]: `A = G + n·I`, no rank
 //!   ever holds the global matrix). Each step runs on the owner of the tile it writes
@@ -12,7 +14,9 @@
 //!   forwarded to the ranks of the steps that read it (`consumed_on`): the owners of the
 //!   tiles of column `k` below the diagonal for `L(k, k)`; of row `i` (columns `k+1..=i`)
 //!   and column `i` (rows `i..nt`) for `L(i, k)`. On those ranks it is freed after its last
-//!   local get (get-count); the owner keeps its own final tiles: they are the factor.
+//!   local get (get-count); the owner keeps its own final tiles: they are the factor. A tile
+//!   is sent once per destination rank, not once per consumer step; a received tile is
+//!   decoded straight from the message into its `Tile` (one copy).
 //!
 //! Verification: [`DistFactor::residual`] is the O(n²) check `‖A·x − L·(Lᵀ·x)‖₂ /
 //! (max(‖A‖_F, ‖L‖_F²)·‖x‖₂·n·ε)` computed from each rank's tiles with two all-reduces of
