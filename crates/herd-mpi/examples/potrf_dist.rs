@@ -33,12 +33,14 @@ fn main() {
             };
             for rep in 0..reps {
                 if trace {
+                    let cpu0 = mpi.stats().cpu_ns;
                     let (_, stats, s, idle) =
                         factor_distributed_traced(&mpi, n, nb, grid, rep as u64 + 1, order, true)
                             .expect("factor");
                     let idle = idle.expect("traced");
+                    let comm_cpu = (mpi.stats().cpu_ns - cpu0) as f64 * 1e-9;
                     println!(
-                        "trace order={order:?} rank={} seconds={s:.4} span={:.4} busy={:.4} idle={:.4} sent={}",
+                        "trace order={order:?} rank={} seconds={s:.4} span={:.4} busy={:.4} idle={:.4} comm_cpu={comm_cpu:.4} sent={}",
                         mpi.rank(),
                         idle.span,
                         idle.busy,
