@@ -1,7 +1,7 @@
 //! The distributed tiled Cholesky under mpirun: the gathered factor equals the single-rank
 //! herd-la factorization of the same matrix, and the distributed residual accepts it.
 
-use herd_mpi::potrf::{factor, factor_distributed, tiles, RESIDUAL_LIMIT};
+use herd_mpi::potrf::{factor, factor_distributed, factor_distributed_traced, tiles, Order, RESIDUAL_LIMIT};
 use herd_mpi::{mpi_test, Mpi, Options, ProcessGrid};
 use std::sync::Arc;
 
@@ -53,5 +53,32 @@ mpi_test!(fn residual_catches_a_wrong_factor_and_bad_arguments_are_refused() ran
     assert!(swapped.residual(&mpi).unwrap() > 1e6, "a wrong factor is rejected");
     assert!(factor(&mpi, 10, 0, grid, 1).is_err(), "nb = 0");
     assert!(factor(&mpi, 10, 4, ProcessGrid { rows: 2, cols: 2 }, 1).is_err(), "grid of 4 on 2 ranks");
+    drop(Arc::try_unwrap(mpi).ok().expect("released"));
+});
+
+mpi_test!(fn both_step_orders_factor_and_the_trace_covers_the_span() ranks [2, 3] within 120 {
+    let mpi = Arc::new(Mpi::init(Options::default()).unwrap());
+    let grid = ProcessGrid::square(mpi.size()).unwrap();
+    let (n, nb, seed) = (150usize, 16usize, 7u64);
+    let mut want = tiles::global_matrix(n, nb, seed).unwrap();
+    herd_la::potrf_seq_tiled(&mut want).unwrap();
+    for order in [Order::Columns, Order::OneNode] {
+        let (f, stats, secs, idle) = factor_distributed_traced(&mpi, n, nb, grid, seed, order, true).unwrap();
+        let l = f.gather(&mpi).unwrap();
+        for j in 0..n {
+            for i in j..n {
+                let (g, w) = (l.get(i, j).unwrap(), want.get(i, j).unwrap());
+                assert!((g - w).abs() <= 1e-13 * w.abs().max(1.0), "{order:?}: L({i}, {j}) = {g}, not {w}");
+            }
+        }
+        assert!(f.residual(&mpi).unwrap() < RESIDUAL_LIMIT);
+        let idle = idle.expect("traced");
+        let threads = herd::current_num_threads() as f64;
+        assert!(stats.local.executed > 0 && idle.busy > 0.0, "{order:?}: {idle:?}");
+        assert!(idle.gaps >= 0.0 && idle.gaps <= idle.span && idle.span <= secs + 1e-3, "{order:?}: {idle:?}, {secs} s");
+        assert!(idle.busy <= idle.span * threads + 1e-3, "{order:?}: {idle:?}");
+    }
+    let (_, _, _, none) = factor_distributed_traced(&mpi, 40, 8, grid, 1, Order::Columns, false).unwrap();
+    assert!(none.is_none(), "no trace asked");
     drop(Arc::try_unwrap(mpi).ok().expect("released"));
 });

@@ -26,6 +26,23 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+/// The CPU time `thread` has used, in nanoseconds (0 if its clock cannot be read).
+fn thread_cpu_ns(thread: &JoinHandle<()>) -> u64 {
+    use std::os::unix::thread::JoinHandleExt;
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: the handle has not been joined, so its pthread_t names a live or finished but
+    // unjoined thread, whose ID stays valid until the join; `clock` is a valid out-pointer.
+    if unsafe { libc::pthread_getcpuclockid(thread.as_pthread_t(), &mut clock) } != 0 {
+        return 0;
+    }
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `clock` was just obtained for that thread; `ts` is a valid out-pointer.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Where the communicator thread runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CommPlace {
@@ -209,9 +226,12 @@ impl Mpi {
         &self.node
     }
 
-    /// The communicator thread's counters.
+    /// The communicator thread's counters, with the CPU time it has used (read from its
+    /// thread CPU clock: no cost on the thread itself).
     pub fn stats(&self) -> CommStats {
-        self.shared.snapshot()
+        let mut s = self.shared.snapshot();
+        s.cpu_ns = self.join.as_ref().map_or(0, thread_cpu_ns);
+        s
     }
 
     /// Runs `f` on the communicator thread with `MPI_COMM_WORLD` and waits for its result:

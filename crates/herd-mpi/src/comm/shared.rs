@@ -41,6 +41,9 @@ pub struct CommStats {
     pub parks: u64,
     /// Commands that panicked (a bug: reported on stderr).
     pub panics: u64,
+    /// CPU time the communicator thread has used so far, in nanoseconds (its thread CPU
+    /// clock; 0 where the clock cannot be read).
+    pub cpu_ns: u64,
 }
 
 /// The state shared by the [`crate::Mpi`] handle and the communicator thread.
@@ -71,6 +74,7 @@ impl Shared {
             received: s.received.load(Ordering::Relaxed),
             parks: s.parks.load(Ordering::Relaxed),
             panics: s.panics.load(Ordering::Relaxed),
+            cpu_ns: 0,
         }
     }
 }

@@ -107,6 +107,13 @@ pub fn f64_bytes(v: &[f64]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// The bytes of `v`, writable (every byte pattern is some `f64`).
+pub fn f64_bytes_mut(v: &mut [f64]) -> &mut [u8] {
+    // SAFETY: as in `f64_bytes`; in addition the slice borrows `v` mutably (no alias), and any
+    // bytes written through it form valid `f64`s (every bit pattern is one).
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
 /// `f64`s from their bytes (as written by [`f64_bytes`]); `None` if the length is not a
 /// multiple of 8.
 pub fn f64s_from_bytes(b: &[u8]) -> Option<Vec<f64>> {

@@ -1,7 +1,9 @@
 //! The distributed tiled Cholesky factorization (lower) on [`DistGraph`]: the step structure
 //! of herd-la's dataflow Cholesky (`herd_la::potrf_flow`: `potrf(k)`, `trsm(i, k)`,
-//! `update(i, j, k)`, its priorities and its tile kernels, [`herd_la::Backend`]) with the
-//! tiles spread 2-D block-cyclically over a [`ProcessGrid`].
+//! `update(i, j, k)` and its tile kernels, [`herd_la::Backend`]) with the tiles spread 2-D
+//! block-cyclically over a [`ProcessGrid`]. Its own step order ([`priority`], [`Order`]):
+//! columns in order, so the rank of column `k + 1` factors and sends that panel before it
+//! runs step `k`'s trailing updates.
 //!
 //! * Each rank generates and keeps the lower tiles it owns ([`tiles`]: `A = G + n·I`, no rank
 //!   ever holds the global matrix). Each step runs on the owner of the tile it writes
@@ -12,7 +14,9 @@
 //!   forwarded to the ranks of the steps that read it (`consumed_on`): the owners of the
 //!   tiles of column `k` below the diagonal for `L(k, k)`; of row `i` (columns `k+1..=i`)
 //!   and column `i` (rows `i..nt`) for `L(i, k)`. On those ranks it is freed after its last
-//!   local get (get-count); the owner keeps its own final tiles: they are the factor.
+//!   local get (get-count); the owner keeps its own final tiles: they are the factor. A tile
+//!   is sent once per destination rank, not once per consumer step; a received tile is
+//!   decoded straight from the message into its `Tile` (one copy).
 //!
 //! Verification: [`DistFactor::residual`] is the O(n²) check `‖A·x − L·(Lᵀ·x)‖₂ /
 //! (max(‖A‖_F, ‖L‖_F²)·‖x‖₂·n·ε)` computed from each rank's tiles with two all-reduces of
@@ -23,11 +27,11 @@
 pub mod tiles;
 
 use crate::error::{MpiError, Result};
-use crate::flow::{wire::F64s, DistGraph, DistStats};
+use crate::flow::{DistGraph, DistStats};
 use crate::{Mpi, ProcessGrid};
 use herd_flow::{Ctx, Deps, Items, StepError, Tuner};
-use herd_la::{potrf_priority, Backend, LaError, Tile, TiledMatrix};
-use serde::de::Deserializer;
+use herd_la::{Backend, LaError, Tile, TiledMatrix};
+use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -66,16 +70,60 @@ impl Serialize for RawBytes<'_> {
 }
 
 impl<'de> Deserialize<'de> for TileItem {
+    /// Reads the shape, then copies the elements' bytes straight from the message into the
+    /// tile: one copy on receipt (no intermediate vector of `f64`s).
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<TileItem, D::Error> {
+        d.deserialize_tuple(3, TileVisitor)
+    }
+}
+
+/// Visits `(rows, cols, bytes)`.
+struct TileVisitor;
+
+impl<'de> Visitor<'de> for TileVisitor {
+    type Value = TileItem;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a tile: rows, cols and the raw bytes of rows·cols f64s")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<TileItem, A::Error> {
         use serde::de::Error;
-        let (rows, cols, data): (u32, u32, F64s) = Deserialize::deserialize(d)?;
-        let (rows, cols) = (rows as usize, cols as usize);
-        if data.0.len() != rows * cols {
-            return Err(D::Error::custom(format!("a {rows}×{cols} tile with {} elements", data.0.len())));
+        let rows: u32 = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
+        let cols: u32 = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+        let tile = Tile::zeros(rows as usize, cols as usize);
+        seq.next_element_seed(TileBytes(tile))?
+            .map(TileItem)
+            .ok_or_else(|| A::Error::invalid_length(2, &self))
+    }
+}
+
+/// Fills a tile of known shape from a byte string.
+struct TileBytes(Tile);
+
+impl<'de> DeserializeSeed<'de> for TileBytes {
+    type Value = Tile;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Tile, D::Error> {
+        d.deserialize_bytes(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TileBytes {
+    type Value = Tile;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "the {} bytes of a {}×{} tile", self.0.data().len() * 8, self.0.rows(), self.0.cols())
+    }
+    fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> std::result::Result<Tile, E> {
+        let mut t = self.0;
+        let (rows, cols) = (t.rows(), t.cols());
+        let dst = crate::flow::wire::f64_bytes_mut(t.data_mut());
+        if b.len() != dst.len() {
+            return Err(E::custom(format!(
+                "a {rows}×{cols} tile with {} bytes of elements (needs {})",
+                b.len(),
+                dst.len()
+            )));
         }
-        let mut t = Tile::zeros(rows, cols);
-        t.data_mut().copy_from_slice(&data.0);
-        Ok(TileItem(t))
+        dst.copy_from_slice(b);
+        Ok(t)
     }
 }
 
@@ -86,9 +134,28 @@ struct Shape {
     nb: usize,
     nt: usize,
     grid: ProcessGrid,
+    order: Order,
+}
+
+/// The order in which a rank runs its ready steps (the steps' priorities).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    /// [`priority`]: columns in order (the default).
+    #[default]
+    Columns,
+    /// herd-la's one-process order (`herd_la::potrf_priority`), for comparison.
+    OneNode,
 }
 
 impl Shape {
+    /// The priority of the step writing tile `(i, j)` with step `k`'s update (see [`priority`]).
+    fn priority(&self, i: usize, j: usize, k: usize) -> i64 {
+        match self.order {
+            Order::Columns => priority(self.nt, i, j, k),
+            Order::OneNode if j == k => herd_la::potrf_priority(self.nt, k, if i == k { 3 } else { 2 }),
+            Order::OneNode => herd_la::potrf_priority(self.nt, k, i64::from(j == k + 1)),
+        }
+    }
     fn owner(&self, i: usize, j: usize) -> usize {
         self.grid.owner(i, j)
     }
@@ -121,6 +188,24 @@ impl Shape {
     }
 }
 
+/// Priority (higher first) of the step that writes tile `(i, j)` with the update of step `k`
+/// (`potrf(k)` is `(k, k, k)`, `trsm(i, k)` is `(i, k, k)`: the last write of their tiles):
+/// columns in order, within a column its rows in order, within a tile its updates in order.
+///
+/// herd-la's one-process order (`herd_la::potrf_priority`: step `k`'s panel, then the next panel's
+/// updates, then the rest of step `k`) lets the trailing updates of step `k` run before
+/// `potrf(k + 1)` and `trsm(·, k + 1)`. On one node idle threads pick the panel up; with the
+/// columns dealt over ranks the panel is the rank's only way to feed the others: the rank of
+/// column `k + 1` must factor it and send `L(·, k + 1)` before its own trailing updates, or
+/// the ranks that need it idle (the critical path runs through every column's panel, one
+/// rank after the other). Rows in order send `L(i, k)` in the order the consumers' updates
+/// of column `k + 1` (row by row) need them. Distinct for every step while `nt ≤ 2²⁰`.
+pub fn priority(nt: usize, i: usize, j: usize, k: usize) -> i64 {
+    let nt = nt as i64;
+    let (i, j, k) = (i as i64, j as i64, k as i64);
+    ((nt - j) * nt + (nt - i)) * (nt + 1) + (nt - k)
+}
+
 struct PotrfTuner {
     s: Shape,
     ver: Items<Ver, ()>,
@@ -130,7 +215,7 @@ impl Tuner<usize> for PotrfTuner {
         deps.item(&self.ver, (k, k, k));
     }
     fn priority(&self, &k: &usize) -> i64 {
-        potrf_priority(self.s.nt, k, 3)
+        self.s.priority(k, k, k)
     }
     fn compute_on(&self, &k: &usize) -> usize {
         self.s.owner(k, k)
@@ -147,8 +232,8 @@ impl Tuner<Pos> for TrsmTuner {
         deps.item(&self.ver, (i, k, k));
         deps.item(&self.fin, (k, k));
     }
-    fn priority(&self, &(_, k): &Pos) -> i64 {
-        potrf_priority(self.s.nt, k, 2)
+    fn priority(&self, &(i, k): &Pos) -> i64 {
+        self.s.priority(i, k, k)
     }
     fn compute_on(&self, &(i, k): &Pos) -> usize {
         self.s.owner(i, k)
@@ -168,8 +253,8 @@ impl Tuner<Ver> for UpdateTuner {
             deps.item(&self.fin, (j, k));
         }
     }
-    fn priority(&self, &(_, j, k): &Ver) -> i64 {
-        potrf_priority(self.s.nt, k, i64::from(j == k + 1))
+    fn priority(&self, &(i, j, k): &Ver) -> i64 {
+        self.s.priority(i, j, k)
     }
     fn compute_on(&self, &(i, j, _): &Ver) -> usize {
         self.s.owner(i, j)
@@ -233,7 +318,7 @@ fn check_args(mpi: &Mpi, n: usize, nb: usize, grid: ProcessGrid) -> Result<Shape
             mpi.size()
         )));
     }
-    Ok(Shape { n, nb, nt: n.div_ceil(nb), grid })
+    Ok(Shape { n, nb, nt: n.div_ceil(nb), grid, order: Order::Columns })
 }
 
 /// Factors the `n × n` test matrix of [`tiles`] (with `seed`) in tiles of `nb` over the ranks
@@ -266,7 +351,49 @@ pub fn factor_distributed(
     grid: ProcessGrid,
     seed: u64,
 ) -> Result<(DistFactor, DistStats, f64)> {
-    let s = check_args(mpi, n, nb, grid)?;
+    factor_distributed_traced(mpi, n, nb, grid, seed, Order::Columns, false).map(|(f, st, s, _)| (f, st, s))
+}
+
+/// How this rank's compute participants spent the factorization (from herd-flow's step
+/// timeline): for finding where a distributed run loses time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Idle {
+    /// Seconds from the first step's start to the last step's end on this rank.
+    pub span: f64,
+    /// Seconds inside steps, summed over the participants.
+    pub busy: f64,
+    /// Seconds in the gaps of the merged step intervals (no participant in a step).
+    pub gaps: f64,
+}
+
+impl Idle {
+    /// From a step timeline.
+    pub fn of(tl: &[herd_flow::timeline::StepRecord]) -> Idle {
+        let mut iv: Vec<(u64, u64)> = tl.iter().map(|r| (r.start_ns, r.end_ns)).collect();
+        iv.sort_unstable();
+        let busy: u64 = iv.iter().map(|&(a, b)| b - a).sum();
+        let (mut gaps, mut reach) = (0u64, iv.first().map_or(0, |iv| iv.0));
+        for &(a, b) in &iv {
+            gaps += a.saturating_sub(reach);
+            reach = reach.max(b);
+        }
+        let span = reach - iv.first().map_or(reach, |iv| iv.0);
+        Idle { span: span as f64 * 1e-9, busy: busy as f64 * 1e-9, gaps: gaps as f64 * 1e-9 }
+    }
+}
+
+/// [`factor_distributed`] with the steps run in `order`, and this rank's [`Idle`] when
+/// `trace` (herd-flow records the step timeline: one lock and one record per step).
+pub fn factor_distributed_traced(
+    mpi: &Arc<Mpi>,
+    n: usize,
+    nb: usize,
+    grid: ProcessGrid,
+    seed: u64,
+    order: Order,
+    trace: bool,
+) -> Result<(DistFactor, DistStats, f64, Option<Idle>)> {
+    let s = Shape { order, ..check_args(mpi, n, nb, grid)? };
     let rank = mpi.rank();
     let backend = Backend::default();
     let store: Arc<Store> = Arc::new(
@@ -336,6 +463,7 @@ pub fn factor_distributed(
     tt.prescribes(&trsm);
     ut.prescribes(&update);
 
+    dg.graph().record_timeline(trace);
     mpi.barrier();
     let t0 = Instant::now();
     // Each rank puts its own tiles' initial versions and the tags of its own steps (a tag
@@ -355,6 +483,7 @@ pub fn factor_distributed(
     let stats = dg.wait()?;
     let local = t0.elapsed().as_secs_f64();
     let seconds = allreduce_max(mpi, local);
+    let idle = trace.then(|| Idle::of(&dg.graph().timeline()));
     let tiles = s
         .owned(rank)
         .map(|p| {
@@ -365,7 +494,7 @@ pub fn factor_distributed(
             })
         })
         .collect::<Result<BTreeMap<_, _>>>()?;
-    Ok((DistFactor { s, rank, seed, tiles }, stats, seconds))
+    Ok((DistFactor { s, rank, seed, tiles }, stats, seconds, idle))
 }
 
 fn allreduce_sum(mpi: &Mpi, v: Vec<f64>) -> Vec<f64> {
@@ -493,5 +622,74 @@ impl DistFactor {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flow::wire;
+
+    #[test]
+    fn tile_items_round_trip_in_one_copy_and_bad_lengths_are_refused() {
+        for (r, c) in [(5usize, 3usize), (1, 1), (0, 0), (256, 7)] {
+            let mut t = Tile::zeros(r, c);
+            for (x, v) in t.data_mut().iter_mut().enumerate() {
+                *v = x as f64 * 0.5 - 3.0;
+            }
+            let mut bytes = Vec::new();
+            wire::encode(&TileItem(t.clone()), &mut bytes).unwrap();
+            let back: TileItem = wire::decode(&bytes).unwrap();
+            assert_eq!(back.0, t, "{r}×{c}");
+        }
+        // A 2×2 tile that carries three elements' bytes.
+        let mut bytes = Vec::new();
+        wire::encode(&(2u32, 2u32, RawBytes(&[0u8; 24])), &mut bytes).unwrap();
+        let e = wire::decode::<TileItem>(&bytes).unwrap_err();
+        assert!(e.contains("2×2 tile with 24 bytes"), "{e}");
+        assert!(wire::decode::<TileItem>(&bytes[..3]).is_err(), "truncated");
+    }
+
+    /// Every step's priority, by (i, j, k) as in `priority`.
+    fn steps(nt: usize) -> Vec<(usize, usize, usize)> {
+        let mut v = Vec::new();
+        for j in 0..nt {
+            for i in j..nt {
+                for k in 0..=j {
+                    v.push((i, j, k));
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn priorities_put_each_column_before_the_next_and_are_distinct() {
+        for nt in [1usize, 2, 5, 9] {
+            let all = steps(nt);
+            let mut seen = std::collections::HashSet::new();
+            for &(i, j, k) in &all {
+                let p = priority(nt, i, j, k);
+                assert!(seen.insert(p), "nt={nt}: ({i}, {j}, {k}) shares its priority");
+                for &(i2, j2, k2) in &all {
+                    let q = priority(nt, i2, j2, k2);
+                    if (j, i, k) < (j2, i2, k2) {
+                        assert!(p > q, "nt={nt}: ({i},{j},{k}) must precede ({i2},{j2},{k2})");
+                    }
+                }
+            }
+            // the panel of column k + 1 (its potrf and trsms) goes before step k's trailing
+            // updates, which herd-la's order runs first
+            if nt >= 4 {
+                let (k, i) = (0, nt - 1);
+                assert!(priority(nt, k + 1, k + 1, k + 1) > priority(nt, i, k + 2, k));
+                assert!(priority(nt, i, k + 1, k + 1) > priority(nt, i, k + 2, k));
+            }
+        }
+        // distinct and ordered at the largest documented size too
+        let nt = 1 << 20;
+        assert!(priority(nt, nt - 1, nt - 1, nt - 1) > 0);
+        assert!(priority(nt, 0, 0, 0) > priority(nt, 1, 0, 0));
+        assert!(priority(nt, nt - 1, 0, 0) > priority(nt, 1, 1, 0));
     }
 }
