@@ -97,26 +97,29 @@ pub(super) struct Reflectors {
 /// (`n − 1`). Returns the reflectors for [`back_transform`], which also
 /// reads `a`.
 pub(super) fn reduce(a: MatMut<'_, f64>, nb: usize, d: &mut [f64], e: &mut [f64]) -> Reflectors {
-    let n = a.nrows();
-    assert!(nb >= 1 && a.ncols() == n && d.len() == n && e.len() == n.saturating_sub(1));
-    let nb = nb.min(n.saturating_sub(1)).max(1);
-    let mut a = a;
-    let mut tau1 = vec![0.0; n.saturating_sub(nb)];
-    band::reduce(a.as_mut(), nb, &mut tau1);
-    let sweeps = chase::chase(chase::Band::from_lower(a.as_ref(), nb), d, e);
+    let (nb, tau1, band) = stage_one(a, nb, d, e);
+    let sweeps = chase::chase(band, d, e);
     Reflectors { nb, tau1, sweeps }
 }
 
 /// [`reduce`] for the eigenvalues only: the chase keeps no reflector
 /// (nothing is back-transformed).
 pub(super) fn reduce_values(a: MatMut<'_, f64>, nb: usize, d: &mut [f64], e: &mut [f64]) {
+    let (_, _, band) = stage_one(a, nb, d, e);
+    chase::chase_values(band, d, e);
+}
+
+/// Stage 1 of [`reduce`]: the checked, clamped half-bandwidth, stage 1's
+/// `τ`, and the band for the chase.
+fn stage_one(a: MatMut<'_, f64>, nb: usize, d: &[f64], e: &[f64]) -> (usize, Vec<f64>, chase::Band) {
     let n = a.nrows();
     assert!(nb >= 1 && a.ncols() == n && d.len() == n && e.len() == n.saturating_sub(1));
     let nb = nb.min(n.saturating_sub(1)).max(1);
     let mut a = a;
     let mut tau1 = vec![0.0; n.saturating_sub(nb)];
     band::reduce(a.as_mut(), nb, &mut tau1);
-    chase::chase_values(chase::Band::from_lower(a.as_ref(), nb), d, e);
+    let band = chase::Band::from_lower(a.as_ref(), nb);
+    (nb, tau1, band)
 }
 
 /// `z ← Q·z = Q₁·(Q₂·z)` for the `n × m` column-major `z`, with `a` as
