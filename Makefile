@@ -57,9 +57,10 @@ test-loom:
 
 # Randomized (random and PCT) schedule checks of the protocols whose models
 # need more threads than loom can search: several wakers of different ranges
-# cascading over the same sleepers.
+# cascading over the same sleepers; a refused job handed back to a region
+# whose master and member both sleep.
 test-shuttle:
-	RUSTFLAGS="--cfg shuttle" $(CARGO) test -p herd --release --lib --target-dir target/shuttle -- shuttle_model
+	RUSTFLAGS="--cfg shuttle" $(CARGO) test -p herd --release --lib --target-dir target/shuttle -- shuttle_model hand_back_model
 
 # The C comparison programs must compile.
 test-c:

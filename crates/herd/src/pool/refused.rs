@@ -398,18 +398,24 @@ mod model {
 /// sees it only looks again (a wasted look, the `wake_now` path) until the
 /// push lands, and one that does not is seen by the hand-back's wake.
 ///
-/// The member (slot 1) is left out: with a second sleeper the model exceeds
-/// loom's branch bound even for the sound protocol (3 threads, preemption
-/// bound 1, 20 000 branches), where loom treats `SeqCst` loads as `AcqRel`
-/// and a parked thread's re-reads of its word may be stale; that a member
-/// is woken rather than the master is `Sleepers`' own hand-off
-/// (`sync::sleepers` model, `model::refused_job_reaches_a_sleeper`).
-#[cfg(all(test, loom))]
+/// Under loom the member (slot 1) is left out: with a second sleeper the
+/// model exceeds loom's branch bound even for the sound protocol (3 threads,
+/// preemption bound 1, 20 000 branches), where loom treats `SeqCst` loads as
+/// `AcqRel` and a parked thread's re-reads of its word may be stale. Under
+/// shuttle (`make test-shuttle`: random and PCT schedules, sequentially
+/// consistent) the member waits too, as the region's second sleeper: the
+/// job runs exactly once, by whichever member the hand-back's wake reaches,
+/// and both leave; the weakened variants fail there as well (a sleeper
+/// yields for ever and the schedule exceeds its step bound).
+#[cfg(all(test, any(loom, shuttle)))]
 mod hand_back_model {
     use super::RefusedQueues;
     use crate::sync::atomic::{AtomicUsize, Ordering};
     use crate::sync::{Parker, Sleepers};
-    use loom::sync::Arc;
+    #[cfg(loom)]
+    use loom::{sync::Arc, thread};
+    #[cfg(shuttle)]
+    use shuttle::{sync::Arc, thread};
 
     const TEAM: usize = 2;
     const JOB: u32 = 9;
@@ -436,10 +442,15 @@ mod hand_back_model {
             self.sleepers.notify_one(|| (0, |s: usize| s < TEAM), |s| &self.parkers[s]);
         }
 
+        /// Runs the job in `slot`; its completion wakes the region's other
+        /// waiters, as the region's latch does (they wait for the job).
         fn run(&self, slot: usize, job: u32) {
             assert_eq!(job, JOB);
             assert!(slot < TEAM, "slot {slot}, outside the region, ran its job");
             self.ran.fetch_add(1, Ordering::SeqCst);
+            for other in (0..TEAM).filter(|&s| s != slot) {
+                self.parkers[other].unpark();
+            }
         }
 
         fn done(&self, last: bool) -> bool {
@@ -470,7 +481,7 @@ mod hand_back_model {
                 self.sleepers.announce(slot);
                 if self.done(false) || self.queues.any() {
                     // Back to spinning.
-                    loom::thread::yield_now();
+                    thread::yield_now();
                 } else {
                     self.parkers[slot].park_unless(token, || self.done(true));
                 }
@@ -507,26 +518,53 @@ mod hand_back_model {
         }
     }
 
-    fn hand_back(variant: Variant) {
-        loom::model(move || {
-            let world = Arc::new(World {
-                queues: RefusedQueues::new(3, &[vec![0, 1], vec![2]]),
-                sleepers: Sleepers::new(3),
-                parkers: (0..3).map(|_| Parker::new()).collect(),
-                ran: AtomicUsize::new(0),
-            });
-            let taker = {
-                let world = world.clone();
-                loom::thread::spawn(move || world.hand_back(variant))
-            };
-            world.wait(0);
-            taker.join().unwrap();
-            assert_eq!(world.ran.load(Ordering::SeqCst), 1);
-            if variant != Variant::Uncounted {
-                // (An uncounted push's take leaves its counter at "−1".)
-                assert!(!world.queues.any());
-            }
+    /// One run: the taker hands the job back while the region's waiters in
+    /// `slots` wait for it.
+    fn run_once(variant: Variant, slots: &'static [usize]) {
+        let world = Arc::new(World {
+            queues: RefusedQueues::new(3, &[vec![0, 1], vec![2]]),
+            sleepers: Sleepers::new(3),
+            parkers: (0..3).map(|_| Parker::new()).collect(),
+            ran: AtomicUsize::new(0),
         });
+        let taker = {
+            let world = world.clone();
+            thread::spawn(move || world.hand_back(variant))
+        };
+        let others: Vec<_> = slots[1..]
+            .iter()
+            .map(|&slot| {
+                let world = world.clone();
+                thread::spawn(move || world.wait(slot))
+            })
+            .collect();
+        world.wait(slots[0]);
+        taker.join().unwrap();
+        for t in others {
+            t.join().unwrap();
+        }
+        assert_eq!(world.ran.load(Ordering::SeqCst), 1);
+        if variant != Variant::Uncounted {
+            // (An uncounted push's take leaves its counter at "−1".)
+            assert!(!world.queues.any());
+        }
+    }
+
+    /// loom: the master alone waits (see above).
+    #[cfg(loom)]
+    fn hand_back(variant: Variant) {
+        loom::model(move || run_once(variant, &[0]));
+    }
+
+    /// shuttle: the master and the member wait.
+    #[cfg(shuttle)]
+    fn hand_back(variant: Variant) {
+        let mut config = shuttle::Config::new();
+        config.max_steps = shuttle::MaxSteps::FailAfter(20_000);
+        let random = shuttle::scheduler::RandomScheduler::new(10_000);
+        shuttle::Runner::new(random, config.clone()).run(move || run_once(variant, &[0, 1]));
+        let pct = shuttle::scheduler::PctScheduler::new(3, 10_000);
+        shuttle::Runner::new(pct, config).run(move || run_once(variant, &[0, 1]));
     }
 
     #[test]
@@ -535,19 +573,22 @@ mod hand_back_model {
     }
 
     #[test]
-    #[should_panic(expected = "maximum number of branches")]
+    #[cfg_attr(loom, should_panic(expected = "maximum number of branches"))]
+    #[cfg_attr(shuttle, should_panic(expected = "exceeded max_steps"))]
     fn handed_back_job_lost_without_notify() {
         hand_back(Variant::NoNotify);
     }
 
     #[test]
-    #[should_panic(expected = "maximum number of branches")]
+    #[cfg_attr(loom, should_panic(expected = "maximum number of branches"))]
+    #[cfg_attr(shuttle, should_panic(expected = "exceeded max_steps"))]
     fn handed_back_job_lost_when_notified_first() {
         hand_back(Variant::NotifyFirst);
     }
 
     #[test]
-    #[should_panic(expected = "maximum number of branches")]
+    #[cfg_attr(loom, should_panic(expected = "maximum number of branches"))]
+    #[cfg_attr(shuttle, should_panic(expected = "exceeded max_steps"))]
     fn handed_back_job_lost_when_uncounted() {
         hand_back(Variant::Uncounted);
     }
