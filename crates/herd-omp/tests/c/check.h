@@ -77,7 +77,7 @@ static int check_is_libomp(void) {
  * herd's replacement in a build directory).  Used only for check_known on
  * the few OpenMP 5.1 requirements gcc 12's libgomp does not meet, each named
  * where it is used; herd is always held to the full check. */
-static int check_is_system_libgomp(void) {
+static __attribute__((unused)) int check_is_system_libgomp(void) {
     const char *p = check_runtime_path();
     const char *base = strrchr(p, '/');
     base = base ? base + 1 : p;
