@@ -481,7 +481,7 @@ mod hand_back_model {
                 self.sleepers.announce(slot);
                 if self.done(false) || self.queues.any() {
                     // Back to spinning.
-                    thread::yield_now();
+                    crate::sync::model_yield();
                 } else {
                     self.parkers[slot].park_unless(token, || self.done(true));
                 }
@@ -559,12 +559,7 @@ mod hand_back_model {
     /// shuttle: the master and the member wait.
     #[cfg(shuttle)]
     fn hand_back(variant: Variant) {
-        let mut config = shuttle::Config::new();
-        config.max_steps = shuttle::MaxSteps::FailAfter(20_000);
-        let random = shuttle::scheduler::RandomScheduler::new(10_000);
-        shuttle::Runner::new(random, config.clone()).run(move || run_once(variant, &[0, 1]));
-        let pct = shuttle::scheduler::PctScheduler::new(3, 10_000);
-        shuttle::Runner::new(pct, config).run(move || run_once(variant, &[0, 1]));
+        crate::sync::shuttle_check(10_000, 20_000, move || run_once(variant, &[0, 1]));
     }
 
     #[test]

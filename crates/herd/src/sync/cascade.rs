@@ -477,12 +477,7 @@ mod shuttle_model {
     }
 
     fn check(fanout: usize, ranges: &'static [(usize, usize)], weaken: bool, iterations: usize) {
-        let mut config = shuttle::Config::new();
-        config.max_steps = shuttle::MaxSteps::FailAfter(STEPS);
-        let random = shuttle::scheduler::RandomScheduler::new(iterations);
-        shuttle::Runner::new(random, config.clone()).run(move || wakers(fanout, ranges, weaken));
-        let pct = shuttle::scheduler::PctScheduler::new(3, iterations);
-        shuttle::Runner::new(pct, config).run(move || wakers(fanout, ranges, weaken));
+        crate::sync::shuttle_check(iterations, STEPS, move || wakers(fanout, ranges, weaken));
     }
 
     #[test]

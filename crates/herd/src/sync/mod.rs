@@ -31,6 +31,32 @@ pub(crate) use loom::sync::{Mutex, MutexGuard};
 pub(crate) use shuttle::sync::atomic;
 #[cfg(shuttle)]
 pub(crate) use shuttle::sync::{Mutex, MutexGuard};
+/// A model checker's yield: where a modelled thread waits for another.
+#[cfg(loom)]
+pub(crate) fn model_yield() {
+    loom::thread::yield_now();
+}
+
+/// A model checker's yield: where a modelled thread waits for another.
+#[cfg(shuttle)]
+pub(crate) fn model_yield() {
+    shuttle::thread::yield_now();
+}
+
+/// Runs `model` under shuttle's random scheduler and then its PCT scheduler
+/// (depth 3), `iterations` schedules each; a schedule longer than `steps`
+/// fails (a sleeper nobody wakes yields for ever).
+#[cfg(all(test, shuttle))]
+pub(crate) fn shuttle_check(iterations: usize, steps: usize, model: impl Fn() + Send + Sync + 'static) {
+    let model = std::sync::Arc::new(model);
+    let mut config = shuttle::Config::new();
+    config.max_steps = shuttle::MaxSteps::FailAfter(steps);
+    let m = model.clone();
+    shuttle::Runner::new(shuttle::scheduler::RandomScheduler::new(iterations), config.clone())
+        .run(move || m());
+    shuttle::Runner::new(shuttle::scheduler::PctScheduler::new(3, iterations), config).run(move || model());
+}
+
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) use std::sync::atomic;
 #[cfg(not(any(loom, shuttle)))]

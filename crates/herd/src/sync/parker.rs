@@ -112,28 +112,18 @@ fn wake(word: &AtomicU32) {
     atomic_wait::wake_all(word);
 }
 
-// Under loom there is no futex: waiting is modelled as yielding until the word
-// changes, which loom explores exhaustively.
-#[cfg(loom)]
+// Under loom or shuttle there is no futex: waiting is modelled as yielding
+// until the word changes. Loom explores it exhaustively; under shuttle a
+// sleeper nobody wakes yields for ever, which shuttle reports when a schedule
+// exceeds its step bound.
+#[cfg(any(loom, shuttle))]
 fn wait(word: &AtomicU32, expected: u32) {
     while word.load(Ordering::SeqCst) == expected {
-        loom::thread::yield_now();
+        super::model_yield();
     }
 }
 
-#[cfg(loom)]
-fn wake(_word: &AtomicU32) {}
-
-// Under shuttle likewise: a sleeper nobody wakes yields for ever, which
-// shuttle reports when a schedule exceeds its step bound.
-#[cfg(shuttle)]
-fn wait(word: &AtomicU32, expected: u32) {
-    while word.load(Ordering::SeqCst) == expected {
-        shuttle::thread::yield_now();
-    }
-}
-
-#[cfg(shuttle)]
+#[cfg(any(loom, shuttle))]
 fn wake(_word: &AtomicU32) {}
 
 #[cfg(all(test, loom))]
