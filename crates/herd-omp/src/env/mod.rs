@@ -47,6 +47,8 @@
 //! | `OMP_AFFINITY_FORMAT` | any text, kept as given (fields are checked when used; see `affinity_format`) | `String` |
 //! | `OMP_ALLOCATOR` | a predefined allocator name, or a memory space name with optional `:trait=value,...` (OpenMP 5.1): `omp_cgroup_mem_alloc`, `omp_default_mem_space:alignment=64,pool_size=1048576` | [`OmpAllocator`] |
 //! | `GOMP_SPINCOUNT` | `infinite`, `infinity`, or a non-negative integer with an optional decimal suffix `k\|M\|G\|T` (case-insensitive): `300000`, `300k` | spins, `u64` ([`INFINITE_SPIN`] for infinite) |
+//! | `GOMP_CPU_AFFINITY` | CPU numbers below 65536, ranges `a-b` and strided ranges `a-b:s`, separated by spaces or commas: `0 3 1-2 4-15:2` | `Vec<u32>`, in the order given; one place per CPU when neither `OMP_PLACES` nor `OMP_PROC_BIND=false` is set (libgomp's rule; see [`OmpEnv::cpu_affinity`]) |
+//! | `GOMP_STACKSIZE` | as `OMP_STACKSIZE` | read only when `OMP_STACKSIZE` is unset, into [`OmpEnv::stacksize`] (libgomp's rule) |
 //!
 //! Deliberate differences from libgomp 12 (which warns and ignores instead
 //! of failing): a chunk of `0` is rejected (the OpenMP specification says
@@ -111,6 +113,10 @@ pub const AFFINITY_FORMAT: &str = "OMP_AFFINITY_FORMAT";
 pub const ALLOCATOR: &str = "OMP_ALLOCATOR";
 /// `GOMP_SPINCOUNT` (libgomp's)
 pub const SPINCOUNT: &str = "GOMP_SPINCOUNT";
+/// `GOMP_CPU_AFFINITY` (libgomp's)
+pub const CPU_AFFINITY: &str = "GOMP_CPU_AFFINITY";
+/// `GOMP_STACKSIZE` (libgomp's)
+pub const GOMP_STACKSIZE: &str = "GOMP_STACKSIZE";
 
 /// Every variable [`parse`] reads, in the order it checks them.
 pub const VARS: &[&str] = &[
@@ -134,6 +140,8 @@ pub const VARS: &[&str] = &[
     AFFINITY_FORMAT,
     ALLOCATOR,
     SPINCOUNT,
+    CPU_AFFINITY,
+    GOMP_STACKSIZE,
 ];
 
 /// The `GOMP_SPINCOUNT` value of `infinite` / `infinity` (libgomp's too).
@@ -372,6 +380,14 @@ pub struct OmpEnv {
     pub allocator: Option<OmpAllocator>,
     /// `GOMP_SPINCOUNT`, in spins; [`INFINITE_SPIN`] for `infinite`.
     pub spin_count: Option<u64>,
+    /// `GOMP_CPU_AFFINITY`: the CPUs in the order given. As in libgomp it
+    /// becomes the place list (one place per CPU, and `bind-var` true) only
+    /// when `OMP_PLACES` is unset and `OMP_PROC_BIND` is not `false`: then
+    /// [`parse_all`] has already put it into [`places`](Self::places).
+    pub cpu_affinity: Option<Vec<u32>>,
+    /// Whether [`places`](Self::places) was made from `GOMP_CPU_AFFINITY`
+    /// (so that warnings about it name that variable).
+    pub places_from_cpu_affinity: bool,
 }
 
 /// Reads every OpenMP variable through `lookup`; the first invalid value (in
@@ -421,7 +437,21 @@ pub fn parse_all(lookup: impl Fn(&str) -> Option<String>) -> (OmpEnv, Vec<EnvErr
         affinity_format: r.read(AFFINITY_FORMAT, |raw, _| Ok(raw.to_string())),
         allocator: r.read(ALLOCATOR, allocator),
         spin_count: r.read(SPINCOUNT, spincount),
+        cpu_affinity: r.read(CPU_AFFINITY, cpu_affinity),
+        places_from_cpu_affinity: false,
     };
+    let mut env = env;
+    // libgomp reads GOMP_STACKSIZE only when OMP_STACKSIZE gave nothing.
+    if env.stacksize.is_none() {
+        env.stacksize = r.read(GOMP_STACKSIZE, |raw, v| stacksize_of(GOMP_STACKSIZE, raw, v));
+    }
+    // GOMP_CPU_AFFINITY is the place list unless OMP_PLACES is set or
+    // OMP_PROC_BIND is false (libgomp's initialize_env order).
+    let unbound = env.proc_bind.as_deref() == Some(&[ProcBind::False][..]);
+    if let (None, false, Some(cpus)) = (&env.places, unbound, &env.cpu_affinity) {
+        env.places = Some(PlacesSpec::Explicit(cpus.iter().map(|&c| vec![c]).collect()));
+        env.places_from_cpu_affinity = true;
+    }
     (env, r.errors)
 }
 

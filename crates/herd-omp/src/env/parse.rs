@@ -27,6 +27,9 @@ pub(super) const DEFAULT_DEVICE_FORMS: &str = "a non-negative integer up to 2147
 pub(super) const STACKSIZE_FORMS: &str =
     "a positive size <n>[B|K|M|G] (unit case-insensitive, default K = KiB; \
                                at most 16 EiB), e.g. 512K, 4M or 8192";
+pub(super) const CPU_AFFINITY_FORMS: &str =
+    "CPU numbers below 65536, ranges a-b (a <= b) and strided ranges \
+                               a-b:s (s >= 1), separated by spaces or commas, e.g. 0 3 1-2 4-15:2";
 pub(super) const WAIT_POLICY_FORMS: &str = "one of active, passive (case-insensitive)";
 pub(super) const DISPLAY_ENV_FORMS: &str = "one of true, false, verbose (case-insensitive)";
 pub(super) const SPINCOUNT_FORMS: &str =
@@ -116,7 +119,40 @@ pub(super) fn places(raw: &str, v: &str) -> Result<PlacesSpec, EnvError> {
 }
 
 pub(super) fn stacksize(raw: &str, v: &str) -> Result<u64, EnvError> {
-    parse::size_bytes(v).ok_or_else(|| EnvError::new(STACKSIZE, raw, STACKSIZE_FORMS))
+    stacksize_of(STACKSIZE, raw, v)
+}
+
+/// A stack size in `OMP_STACKSIZE`'s grammar, for `var`.
+pub(super) fn stacksize_of(var: &str, raw: &str, v: &str) -> Result<u64, EnvError> {
+    parse::size_bytes(v).ok_or_else(|| EnvError::new(var, raw, STACKSIZE_FORMS))
+}
+
+/// `GOMP_CPU_AFFINITY`: libgomp's list of CPUs, ranges and strided ranges,
+/// separated by spaces or commas, every range expanded in order.
+pub(super) fn cpu_affinity(raw: &str, v: &str) -> Result<Vec<u32>, EnvError> {
+    const LIMIT: u32 = 65536;
+    let invalid = || EnvError::new(CPU_AFFINITY, raw, CPU_AFFINITY_FORMS);
+    let cpu = |s: &str| parse::unsigned::<u32>(s.trim(), 0).filter(|&c| c < LIMIT).ok_or_else(invalid);
+    let mut cpus = Vec::new();
+    for item in v.split(|c: char| c == ',' || c.is_ascii_whitespace()).filter(|s| !s.is_empty()) {
+        let (range, stride) = match item.split_once(':') {
+            Some((range, s)) => (range, cpu(s).ok().filter(|&s| s >= 1).ok_or_else(invalid)?),
+            None => (item, 1),
+        };
+        let (first, last) = match range.split_once('-') {
+            Some((a, b)) => (cpu(a)?, cpu(b)?),
+            None if item.contains(':') => return Err(invalid()),
+            None => (cpu(range)?, cpu(range)?),
+        };
+        if last < first {
+            return Err(invalid());
+        }
+        cpus.extend((first..=last).step_by(stride as usize));
+    }
+    if cpus.is_empty() {
+        return Err(invalid());
+    }
+    Ok(cpus)
 }
 
 pub(super) fn spincount(raw: &str, v: &str) -> Result<u64, EnvError> {
@@ -539,6 +575,48 @@ mod tests {
         assert_eq!(st("1G"), 1 << 30);
         assert_eq!(st("8g"), 8 << 30);
         assert_eq!(st("17179869183G"), 17179869183 << 30);
+    }
+
+    #[test]
+    fn gomp_stacksize_only_without_omp_stacksize() {
+        assert_eq!(one(GOMP_STACKSIZE, "4M").stacksize, Some(4 << 20));
+        assert_eq!(one(GOMP_STACKSIZE, "100").stacksize, Some(100 << 10));
+        let both = parse(env_of(&[(STACKSIZE, "1M"), (GOMP_STACKSIZE, "4M")])).unwrap();
+        assert_eq!(both.stacksize, Some(1 << 20));
+        // Not read at all when OMP_STACKSIZE is valid (libgomp's order).
+        let both = parse(env_of(&[(STACKSIZE, "1M"), (GOMP_STACKSIZE, "junk")])).unwrap();
+        assert_eq!(both.stacksize, Some(1 << 20));
+        let e = invalid(GOMP_STACKSIZE, "0", STACKSIZE_FORMS);
+        assert_eq!(e.name, GOMP_STACKSIZE);
+    }
+
+    #[test]
+    fn cpu_affinity_lists_ranges_and_strides() {
+        let cpus = |v| one(CPU_AFFINITY, v).cpu_affinity.expect("cpu affinity");
+        assert_eq!(cpus("0 3 1-2 4-15:2"), vec![0, 3, 1, 2, 4, 6, 8, 10, 12, 14]);
+        assert_eq!(cpus("1,0"), vec![1, 0]);
+        assert_eq!(cpus(" 2 ,\t5-6 "), vec![2, 5, 6]);
+        assert_eq!(cpus("7-7"), vec![7]);
+        assert_eq!(cpus("0-9:4"), vec![0, 4, 8]);
+        assert_eq!(cpus("65535"), vec![65535]);
+        for bad in ["x", "65536", "3-1", "0-4:0", "1:2", "-1", "1-", "0-4:", ",", "1 2a"] {
+            invalid(CPU_AFFINITY, bad, CPU_AFFINITY_FORMS);
+        }
+    }
+
+    #[test]
+    fn cpu_affinity_is_the_place_list_as_in_libgomp() {
+        let env = one(CPU_AFFINITY, "1 0");
+        assert_eq!(env.places, Some(PlacesSpec::Explicit(vec![vec![1], vec![0]])));
+        // bind-var becomes true, as with OMP_PLACES alone.
+        assert_eq!(DisplayIcvs::from_omp(&env, 2).proc_bind, vec![ProcBind::True]);
+        // OMP_PLACES wins; OMP_PROC_BIND=false turns it off; other binds keep it.
+        let env = parse(env_of(&[(CPU_AFFINITY, "1"), (PLACES, "cores")])).unwrap();
+        assert_eq!(env.places, Some(PlacesSpec::Abstract(AbstractPlace::Cores, None)));
+        let env = parse(env_of(&[(CPU_AFFINITY, "1"), (PROC_BIND, "false")])).unwrap();
+        assert_eq!(env.places, None);
+        let env = parse(env_of(&[(CPU_AFFINITY, "1"), (PROC_BIND, "spread")])).unwrap();
+        assert_eq!(env.places, Some(PlacesSpec::Explicit(vec![vec![1]])));
     }
 
     #[test]

@@ -18,9 +18,10 @@
 
 use super::*;
 
-/// The places of `spec` restricted to the `usable` OS CPU numbers: the new
-/// list (`None` if no place is left) and a warning when anything was dropped.
-pub fn usable_places(spec: &PlacesSpec, usable: &[u32]) -> (Option<PlacesSpec>, Option<String>) {
+/// The places of `spec` (given by the variable `var`) restricted to the
+/// `usable` OS CPU numbers: the new list (`None` if no place is left) and a
+/// warning, naming `var`, when anything was dropped.
+pub fn usable_places(var: &str, spec: &PlacesSpec, usable: &[u32]) -> (Option<PlacesSpec>, Option<String>) {
     let PlacesSpec::Explicit(list) = spec else {
         return (Some(spec.clone()), None);
     };
@@ -45,13 +46,13 @@ pub fn usable_places(spec: &PlacesSpec, usable: &[u32]) -> (Option<PlacesSpec>, 
     let mut usable_sorted: Vec<usize> = usable.iter().map(|&c| c as usize).collect();
     usable_sorted.sort_unstable();
     let mut why = format!(
-        "{PLACES} names CPU(s) {} that this process cannot use (usable: {})",
+        "{var} names CPU(s) {} that this process cannot use (usable: {})",
         crate::affinity_format::cpu_list(&cpus),
         crate::affinity_format::cpu_list(&usable_sorted)
     );
     if kept.is_empty() {
         why.push_str(&format!(
-            "; none of its {} place(s) has a usable CPU, so {PLACES} is ignored (as libgomp does)",
+            "; none of its {} place(s) has a usable CPU, so {var} is ignored (as libgomp does)",
             list.len()
         ));
         return (None, Some(why));
@@ -92,11 +93,21 @@ impl OmpEnv {
         }
     }
 
+    /// The variable the place list came from: `OMP_PLACES`, or
+    /// `GOMP_CPU_AFFINITY` when [`parse_all`] made it from that.
+    pub fn places_var(&self) -> &'static str {
+        if self.places_from_cpu_affinity {
+            CPU_AFFINITY
+        } else {
+            PLACES
+        }
+    }
+
     /// Restricts `OMP_PLACES` to the `usable` OS CPU numbers (see the module
     /// documentation); returns the warning to print, if any.
     pub fn keep_usable_places(&mut self, usable: &[u32]) -> Option<String> {
         let spec = self.places.take()?;
-        let (places, warning) = usable_places(&spec, usable);
+        let (places, warning) = usable_places(self.places_var(), &spec, usable);
         self.places = places;
         warning
     }
@@ -115,20 +126,20 @@ mod tests {
     #[test]
     fn usable_places_are_kept_unchanged() {
         let s = explicit("{0,1},{2}");
-        assert_eq!(usable_places(&s, &[0, 1, 2, 3]), (Some(s.clone()), None));
+        assert_eq!(usable_places(PLACES, &s, &[0, 1, 2, 3]), (Some(s.clone()), None));
         let a = PlacesSpec::Abstract(AbstractPlace::Cores, Some(2));
-        assert_eq!(usable_places(&a, &[0]), (Some(a.clone()), None));
+        assert_eq!(usable_places(PLACES, &a, &[0]), (Some(a.clone()), None));
     }
 
     #[test]
     fn unusable_cpus_are_dropped_and_empty_places_too() {
-        let (p, w) = usable_places(&explicit("{0},{1000}"), &[0, 1]);
+        let (p, w) = usable_places(PLACES, &explicit("{0},{1000}"), &[0, 1]);
         assert_eq!(p, Some(PlacesSpec::Explicit(vec![vec![0]])));
         let w = w.expect("a warning");
         assert!(w.contains("CPU(s) 1000 ") && w.contains("usable: 0-1"), "{w}");
         assert!(w.contains("place(s) 1 ") && w.contains("1 of 2 places remain"), "{w}");
 
-        let (p, w) = usable_places(&explicit("{0,5,1},{6:2}"), &[0, 1, 2, 3]);
+        let (p, w) = usable_places(PLACES, &explicit("{0,5,1},{6:2}"), &[0, 1, 2, 3]);
         assert_eq!(p, Some(PlacesSpec::Explicit(vec![vec![0, 1]])));
         let w = w.unwrap();
         assert!(w.contains("CPU(s) 5-7 "), "{w}");
@@ -136,7 +147,7 @@ mod tests {
 
     #[test]
     fn shrunk_places_without_an_empty_one_say_so() {
-        let (p, w) = usable_places(&explicit("{0,9},{1}"), &[0, 1]);
+        let (p, w) = usable_places(PLACES, &explicit("{0,9},{1}"), &[0, 1]);
         assert_eq!(p, Some(PlacesSpec::Explicit(vec![vec![0], vec![1]])));
         let w = w.unwrap();
         assert!(w.contains("CPU(s) 9 ") && !w.contains("dropped:"), "{w}");
@@ -150,6 +161,17 @@ mod tests {
         assert!(w.contains("CPU(s) 7-9 ") && w.contains("is ignored"), "{w}");
         // Binding then follows OMP_PROC_BIND alone (false by default), as libgomp.
         assert_eq!(DisplayIcvs::from_omp(&env, 2).proc_bind, vec![ProcBind::False]);
+    }
+
+    #[test]
+    fn cpu_affinity_warnings_name_it() {
+        let mut env = one(CPU_AFFINITY, "0 5");
+        let w = env.keep_usable_places(&[0, 1]).expect("a warning");
+        assert!(w.starts_with("GOMP_CPU_AFFINITY names CPU(s) 5 "), "{w}");
+        assert_eq!(env.places, Some(PlacesSpec::Explicit(vec![vec![0]])));
+        let mut env = one(CPU_AFFINITY, "7");
+        let w = env.keep_usable_places(&[0, 1]).expect("a warning");
+        assert!(w.contains("so GOMP_CPU_AFFINITY is ignored"), "{w}");
     }
 
     #[test]

@@ -193,8 +193,17 @@ configs() {
         printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
         printf 'T3,2/nested\tOMP_NUM_THREADS=3,2 OMP_MAX_ACTIVE_LEVELS=2\n'
         ;;
+    stack)
+        printf 'T2/omp_stacksize=32M\tOMP_NUM_THREADS=2 OMP_STACKSIZE=32M EXPECT_STACK_MB=32\n'
+        printf 'T2/gomp_stacksize=32M\tOMP_NUM_THREADS=2 GOMP_STACKSIZE=32M EXPECT_STACK_MB=32\n'
+        ;;
     proc_bind)
+        local allowed
+        allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
         printf 'unbound\t\n'
+        # libgomp's GOMP_CPU_AFFINITY: one place per CPU, bound; OMP_PROC_BIND=false turns it off.
+        printf 'cpu_affinity=usable\tGOMP_CPU_AFFINITY=%s EXPECT_BOUND=1 EXPECT_PLACES=%s\n' "$allowed" "$ncpu"
+        printf 'cpu_affinity/proc_bind=false\tGOMP_CPU_AFFINITY=%s OMP_PROC_BIND=false\n' "$allowed"
         printf 'places={0},{1}\tOMP_PLACES={0},{1} EXPECT_BOUND=1\n'
         printf 'places={0}:%s\tOMP_PLACES={0}:%s EXPECT_BOUND=1 EXPECT_PLACES=%s\n' "$ncpu" "$ncpu" "$ncpu"
         printf 'places=threads/close\tOMP_PLACES=threads OMP_PROC_BIND=close EXPECT_BOUND=1\n'

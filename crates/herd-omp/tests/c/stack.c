@@ -1,6 +1,9 @@
 /* Worker stacks: without OMP_STACKSIZE every team member gets the default
  * thread stack (the stack rlimit, as under libgomp), so a region that puts a
- * few MiB on each thread's stack runs; OMP_STACKSIZE raises it further.
+ * few MiB on each thread's stack runs; OMP_STACKSIZE raises it further, and
+ * so does libgomp's GOMP_STACKSIZE when OMP_STACKSIZE is unset: with
+ * EXPECT_STACK_MB=n every worker (not the initial thread, whose stack is the
+ * process's) puts n - 2 MiB on its stack.
  * Each thread fills and sums its own 4 MiB stack array, in a region and in
  * tasks. (Assumes the usual 8 MiB stack rlimit, which the runner leaves.) */
 #include "check.h"
@@ -35,5 +38,22 @@ int main(void) {
         }
     }
     CHECK("stack.tasks_4MiB", bad == 0, "%ld tasks summed wrongly", bad);
+    long mb = env_long("EXPECT_STACK_MB", 0);
+    if (mb > 2) {
+        size_t n = (size_t)(mb - 2) << 20;
+        bad = 0;
+        int workers = 0;
+#pragma omp parallel reduction(+ : bad, workers)
+        if (omp_get_thread_num() != 0) {
+            volatile unsigned char vla[n];
+            memset((unsigned char *)vla, 5, n);
+            long s = 0;
+            for (size_t i = 0; i < n; i += 4096) s += vla[i];
+            bad += s != (long)(n / 4096) * 5;
+            workers++;
+        }
+        CHECK("stack.env_size_per_worker", bad == 0 && workers > 0, "%ld of %d workers summed wrongly", bad,
+              workers);
+    }
     return check_done();
 }
