@@ -56,10 +56,22 @@ pub(crate) fn global() -> &'static Global {
 }
 
 fn init() -> Result<Runtime, String> {
-    let mut omp = crate::env::parse(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+    let lookup = |k: &str| std::env::var(k).ok();
+    let mut omp = crate::env::parse(lookup).map_err(|e| e.to_string())?;
+    let kmp = crate::env::kmp::parse(&lookup).map_err(|e| e.to_string())?;
     let herd = herd::Config::from_env().map_err(|e| e.to_string())?;
     // Preloaded beside the program's libgomp: undo its binding of this thread.
     crate::preload::restore_affinity()?;
+    // libomp's KMP_* variables, with libomp's priorities over the OMP_* ones.
+    let notes = kmp.apply(&mut omp, &|k| lookup(k).is_some_and(|v| !v.trim().is_empty()), || {
+        herd::Topology::from_env().ok()
+    });
+    for w in notes.warnings.iter().chain(&crate::env::kmp::not_read_warnings(&lookup)) {
+        eprintln!("herd-omp: warning: {w}");
+    }
+    for line in &notes.info {
+        eprintln!("herd-omp: {line}");
+    }
     // OMP_PLACES (not HERD_PLACES, which wins and stays strict) loses the
     // CPUs this process cannot use and is cut to what exists, as under libgomp.
     if herd.places.is_none() && omp.places.is_some() {

@@ -3,7 +3,9 @@
 //! `OMP_DISPLAY_ENV` report.
 //!
 //! Files: this one holds the variable table, the parsed types and the
-//! entry points [`parse`] / [`parse_all`]; `parse` the value parsers;
+//! entry points [`parse`] / [`parse_all`]; [`kmp`] libomp's `KMP_*`
+//! variables (`KMP_AFFINITY`, `KMP_BLOCKTIME`, ...) and how they override
+//! these; `parse` the value parsers;
 //! `places` the libgomp treatment of unusable CPUs in `OMP_PLACES`
 //! ([`usable_places`]); `to_herd` the mapping onto herd's settings ([`apply`]); `report` the
 //! `OMP_DISPLAY_ENV` report ([`display`], [`DisplayIcvs`]).
@@ -60,6 +62,7 @@
 //! libgomp).
 //!
 
+pub mod kmp;
 mod parse;
 mod places;
 mod report;

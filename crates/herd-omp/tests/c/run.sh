@@ -193,6 +193,16 @@ configs() {
         printf 'T4/thread_limit=3\tOMP_NUM_THREADS=4 OMP_THREAD_LIMIT=3\n'
         printf 'T3,2/nested\tOMP_NUM_THREADS=3,2 OMP_MAX_ACTIVE_LEVELS=2\n'
         ;;
+    kmp_env)
+        # Two usable CPUs, the last first (the proclist's order must be kept).
+        local cpus first last
+        cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status | tr ',' '\n' | awk -F- '{ b = NF > 1 ? $2 : $1; for (c = $1; c <= b; c++) print c }')
+        first=$(printf '%s\n' "$cpus" | head -1) last=$(printf '%s\n' "$cpus" | tail -1)
+        printf 'affinity=explicit\tKMP_AFFINITY=granularity=fine,explicit,proclist=[%s,%s] KMP_EXPLICIT=%s,%s\n' "$last" "$first" "$last" "$first"
+        printf 'affinity=none/over_omp\tKMP_AFFINITY=none OMP_PLACES=threads OMP_PROC_BIND=close KMP_EXPECT_UNBOUND=1\n'
+        printf 'limits\tKMP_TEAMS_THREAD_LIMIT=1 EXPECT_TEAMS_THREAD_LIMIT=1 KMP_DEVICE_THREAD_LIMIT=3 EXPECT_THREAD_LIMIT=3\n'
+        printf 'stacksize=32M\tKMP_STACKSIZE=32M EXPECT_STACK_MB=32\n'
+        ;;
     stack)
         printf 'T2/omp_stacksize=32M\tOMP_NUM_THREADS=2 OMP_STACKSIZE=32M EXPECT_STACK_MB=32\n'
         printf 'T2/gomp_stacksize=32M\tOMP_NUM_THREADS=2 GOMP_STACKSIZE=32M EXPECT_STACK_MB=32\n'
