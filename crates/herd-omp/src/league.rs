@@ -128,7 +128,7 @@ pub unsafe extern "C" fn GOMP_teams_reg(
             // libgomp's rule: beyond INT_MAX is unlimited.
             icv.thread_limit = if thread_limit > i32::MAX as u32 { u32::MAX } else { thread_limit };
         }
-        let width = (num_teams as usize).min(runtime::runtime().pus).max(1);
+        let width = (num_teams as usize).min(runtime::runtime().pus()).max(1);
         let layout = placement::layout(SPREAD, icv.bind, ts.partition.get());
         let mut league = League { f, data, num_teams, width: 1, icv, layout };
         if width > 1 && lead(&mut league, width) {

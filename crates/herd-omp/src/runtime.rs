@@ -19,7 +19,7 @@ use crate::team::Team;
 use herd::rt::PoolHandle;
 use herd::Pool;
 use std::cell::{RefCell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The settings, parsed once.
@@ -28,8 +28,21 @@ pub(crate) struct Runtime {
     pub herd: herd::Config,
     pub omp: crate::env::OmpEnv,
     /// The PUs the process may run on, read at start-up (before any pool
-    /// pins a thread: a pinned thread's own mask says 1).
-    pub pus: usize,
+    /// pins a thread: a pinned thread's own mask says 1), and read again in
+    /// a forked child's first region (see [`refit_after_fork`]).
+    pus: AtomicUsize,
+    /// The initial thread's affinity mask at start-up, which a forked child's
+    /// thread gets back (`fork.rs`): the child then starts from the
+    /// process's CPUs, not from the single PU herd pinned its parent's
+    /// thread to. `None` if it could not be read.
+    start_mask: Option<libc::cpu_set_t>,
+}
+
+impl Runtime {
+    /// The PUs the process may run on (see the field).
+    pub(crate) fn pus(&self) -> usize {
+        self.pus.load(Ordering::Relaxed)
+    }
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -89,8 +102,13 @@ fn init() -> Result<Runtime, String> {
     }
     let mut global = crate::settings::global_from(&omp, &herd);
     global.initial.def_allocator = def_allocator(&omp);
-    let pus = std::thread::available_parallelism().map_or(1, |p| p.get());
-    Ok(Runtime { global, herd, omp, pus })
+    let pus = AtomicUsize::new(std::thread::available_parallelism().map_or(1, |p| p.get()));
+    // SAFETY: cpu_set_t is plain data, valid all zero; a valid out-pointer of its size.
+    let start_mask = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
+    };
+    Ok(Runtime { global, herd, omp, pus, start_mask })
 }
 
 /// `def-allocator-var` from `OMP_ALLOCATOR`: a predefined allocator, or one
@@ -145,7 +163,7 @@ unsafe impl Sync for Root {}
 
 impl Root {
     fn build(n: usize, nested: bool, passive: bool) -> Result<Root, String> {
-        let mut cfg = runtime().herd.clone();
+        let mut cfg = herd_config().clone();
         cfg.num_threads = Some(n);
         cfg.display_env = None;
         if passive {
@@ -200,12 +218,60 @@ pub(crate) fn unlock_roots() {
 /// have (leaked, not dropped: dropping would join them). The next region
 /// builds a new root.
 pub(crate) fn forget_pools_in_child() {
+    // The thread's start-up mask back (herd pinned it in the parent), and
+    // the machine to be read again at the first region: by then the child
+    // may have narrowed its mask (a process pool pinning each worker).
+    if let Some(mask) = RUNTIME.get().and_then(|r| r.start_mask.as_ref()) {
+        // SAFETY: a valid mask of its size; a system call, async-signal-safe.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask) };
+    }
+    herd::Topology::forget_detected();
+    REFIT.store(true, Ordering::Relaxed);
     ROOT.store(std::ptr::null_mut(), Ordering::Release);
     let _ = NESTED.try_with(|c| {
         if let Ok(mut idle) = c.try_borrow_mut() {
             std::mem::forget(std::mem::take(&mut *idle));
         }
     });
+}
+
+/// Set in a forked child until its first root pool is built: the settings
+/// are then fitted to the CPUs the child may use ([`refit_after_fork`]).
+static REFIT: AtomicBool = AtomicBool::new(false);
+
+/// herd's settings fitted to a forked child's CPUs (a leaked box), or null:
+/// then [`Runtime::herd`] as read at start-up.
+static CHILD_HERD: AtomicPtr<herd::Config> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The herd settings pools are built from.
+fn herd_config() -> &'static herd::Config {
+    // SAFETY: non-null only as a leaked box, never freed.
+    unsafe { CHILD_HERD.load(Ordering::Acquire).as_ref() }.unwrap_or(&runtime().herd)
+}
+
+/// In a forked child, with the root lock held, before its first root pool:
+/// reads the machine again (the child's thread may have narrowed its mask
+/// since the fork) and fits the settings to it as start-up does: the usable
+/// PU count, and explicit places losing the CPUs the child cannot use (with
+/// the start-up warning). A synthetic `HERD_TOPOLOGY` is left alone.
+fn refit_after_fork() {
+    let rt = runtime();
+    if rt.herd.topology.is_some() {
+        return;
+    }
+    let Ok(topo) = herd::Topology::detect() else { return };
+    rt.pus.store(topo.pus().len().max(1), Ordering::Relaxed);
+    let mut cfg = herd_config().clone();
+    let mut omp = crate::env::OmpEnv {
+        places: cfg.places.take(),
+        places_from_cpu_affinity: rt.omp.places_from_cpu_affinity,
+        ..Default::default()
+    };
+    if let Some(warning) = omp.fit_places(&topo) {
+        eprintln!("herd-omp: warning: in a forked child: {warning}");
+    }
+    cfg.places = omp.places;
+    CHILD_HERD.store(Box::into_raw(Box::new(cfg)), Ordering::Release);
 }
 
 /// Releases the root lock when dropped.
@@ -233,6 +299,9 @@ pub(crate) fn root(n: usize) -> &'static Root {
 fn grow_root(n: usize) -> &'static Root {
     lock_roots();
     let _g = RootGuard;
+    if REFIT.swap(false, Ordering::Relaxed) {
+        refit_after_fork();
+    }
     let cur = ROOT.load(Ordering::Acquire);
     // SAFETY: as above.
     if let Some(r) = unsafe { cur.as_ref() } {
@@ -300,7 +369,7 @@ pub(crate) fn warn_fewer(why: &str, given: usize) {
 /// The next root size after `old` participants: doubled, but not past the
 /// usable PUs unless already there.
 fn grown(old: usize) -> usize {
-    let pus = runtime().pus;
+    let pus = runtime().pus();
     if old >= pus {
         2 * old
     } else {
@@ -357,7 +426,7 @@ impl Drop for Nested {
 /// other's time slices.)
 pub(crate) fn nested_passive(demand: usize) -> bool {
     let rt = runtime();
-    demand > rt.pus && rt.herd.wait.is_none()
+    demand > rt.pus() && rt.herd.wait.is_none()
 }
 
 /// A pool for a nested region of `n` members, led by the calling thread,

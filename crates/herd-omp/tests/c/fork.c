@@ -4,8 +4,12 @@
  * child's first parallel region with more than one thread: a known
  * deviation, and the child is stopped by alarm() instead of hanging the
  * suite).  The child checks a region's team, tasks, a nested region, host
- * teams and a grandchild; the parent's regions work before and after. */
+ * teams and a grandchild; the parent's regions work before and after.  A
+ * last child narrows its CPU mask to one CPU before its first region (as a
+ * process pool pinning each worker does): every thread of its teams must run
+ * within that CPU (herd reads the machine again in the child). */
 #include "check.h"
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +53,29 @@ static int child_work(int want, int depth) {
     return bad;
 }
 
+/* A child that narrows its mask to the last CPU it may use, then runs a
+ * region of `want` threads: the number of threads bound outside that CPU. */
+static int narrowed_child(int want) {
+    alarm(5);
+    cpu_set_t set, one;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 100;
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) last = c;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) return 101;
+    int outside = 0, n = 0;
+#pragma omp parallel num_threads(want) reduction(+ : outside, n)
+    {
+        cpu_set_t m;
+        sched_getaffinity(0, sizeof m, &m);
+        outside += CPU_COUNT(&m) != 1 || !CPU_ISSET(last, &m);
+        n += 1;
+    }
+    return outside + (n != want);
+}
+
 int main(void) {
     check_begin("fork");
     int want = omp_get_max_threads();
@@ -72,5 +99,13 @@ int main(void) {
         CHECK_EQ("parent.team_between", team_size(), want);
     }
     CHECK_EQ("parent.team_after", team_size(), want);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(narrowed_child(want));
+    int st = 0;
+    waitpid(pid, &st, 0);
+    check_known("narrowed_child.threads_within_its_cpus", WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                check_is_system_libgomp(), "exit status %d, signal %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                WIFSIGNALED(st) ? WTERMSIG(st) : 0);
     return check_done();
 }

@@ -18,6 +18,7 @@ pub mod places;
 pub use places::{Place, PlacesSpec};
 
 use serde::Serialize;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
 /// One processing unit (hardware thread) the process may use.
@@ -141,6 +142,10 @@ impl std::fmt::Debug for Topology {
     }
 }
 
+/// The cached [`Topology::detect`] reading: null until the first, or after
+/// [`Topology::forget_detected`]; otherwise a leaked box.
+static DETECTED: AtomicPtr<Result<Topology, String>> = AtomicPtr::new(std::ptr::null_mut());
+
 impl Topology {
     /// Reads this machine through hwloc, restricted to the PUs the process may
     /// use (allowed cpuset intersected with the affinity mask).
@@ -148,18 +153,42 @@ impl Topology {
     /// The machine is read once per process and the result reused: herd pins
     /// the threads it uses, so a later reading of the affinity mask would see
     /// herd's own pinning (the master's single PU) instead of what `taskset` or
-    /// the batch system granted.
+    /// the batch system granted. A forked child whose affinity mask may differ
+    /// calls [`Topology::forget_detected`] (from a `pthread_atfork` child
+    /// handler, after restoring its thread's mask) so that its next call reads
+    /// the machine again.
     pub fn detect() -> crate::Result<Topology> {
-        static DETECTED: std::sync::OnceLock<Result<Topology, String>> = std::sync::OnceLock::new();
-        DETECTED
-            .get_or_init(|| {
-                hwloc::detect().map(Topology::from_data).map_err(|e| match e {
+        let cached = DETECTED.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer is a leaked box, never freed.
+        let detected = match unsafe { cached.as_ref() } {
+            Some(d) => d,
+            None => {
+                let fresh = hwloc::detect().map(Topology::from_data).map_err(|e| match e {
                     crate::Error::Topology(m) => m,
                     other => other.to_string(),
-                })
-            })
-            .clone()
-            .map_err(crate::Error::Topology)
+                });
+                let fresh: &'static Result<Topology, String> = Box::leak(Box::new(fresh));
+                // Racing first readers each leak one reading; the first stored wins.
+                match DETECTED.compare_exchange(
+                    std::ptr::null_mut(),
+                    fresh as *const _ as *mut _,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => fresh,
+                    // SAFETY: as above, a leaked box.
+                    Err(winner) => unsafe { &*winner },
+                }
+            }
+        };
+        detected.clone().map_err(crate::Error::Topology)
+    }
+
+    /// Makes the next [`Topology::detect`] read the machine again. Only a
+    /// store: async-signal-safe, for a `fork` child handler. The previous
+    /// reading stays allocated (a thread may still hold it).
+    pub fn forget_detected() {
+        DETECTED.store(std::ptr::null_mut(), Ordering::Release);
     }
 
     /// Builds a topology from an hwloc synthetic description such as
