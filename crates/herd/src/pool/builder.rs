@@ -366,8 +366,8 @@ impl PoolBuilder {
     /// Builds the pool and makes it the global one. Fails if the global pool
     /// already exists.
     pub fn build_global(self) -> Result<()> {
-        let pool = self.build()?;
-        super::set_global(pool)
+        let pool = self.clone().build()?;
+        super::set_global(self, pool)
             .map_err(|_| Error::Placement("the global pool was already initialised, or is provided by a host runtime (herd::provide_global)".into()))
     }
 }

@@ -2,8 +2,23 @@
 //! [`scope`](super::scope) and library routines use outside any pool, built
 //! on first use from the `HERD_*` environment or provided by a host runtime
 //! (herd's OpenMP runtime provides its root pool).
+//!
+//! **`fork()`.** A forked child has only the thread that called `fork`: a
+//! built global pool's workers are not there, and its first `join` would
+//! wait for them for ever. `pthread_atfork` handlers (registered when the
+//! pool is built) make the child forget that pool (leaked, not dropped:
+//! dropping joins threads that do not exist) and set its thread's CPU mask
+//! back to the CPUs the parent's pool was laid out on (herd pinned the
+//! parent's master thread to one of them); the child's next `global()`
+//! reads the machine again and builds a new pool from the same builder, so
+//! a child that narrowed its mask first gets a pool within it. A provided
+//! pool is the provider's to handle (herd's OpenMP runtime does). A `fork`
+//! from inside a pool operation (a worker, or a master inside `join`) leaves
+//! the child inside work whose other participants it lacks: as with OpenMP,
+//! the child may not use herd then.
 
 use super::{Pool, PoolBuilder, Registry};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The process's global pool: built here, or provided by a host runtime.
@@ -14,7 +29,7 @@ use std::sync::{Arc, OnceLock};
 enum Global {
     /// Built from the `HERD_*` environment (or by
     /// [`PoolBuilder::build_global`]).
-    Built(Pool),
+    Built(Built),
     /// Where the pool comes from when a host runtime owns the process's
     /// workers (see [`provide_global`]).
     Provided(fn() -> &'static Pool),
@@ -30,14 +45,119 @@ static GLOBAL: OnceLock<Global> = OnceLock::new();
 /// variable, the value and the accepted forms. Use
 /// [`PoolBuilder::build_global`] to handle that as an error instead.
 pub fn global() -> &'static Pool {
-    let global = GLOBAL.get_or_init(|| match PoolBuilder::from_env().and_then(|b| b.build()) {
-        Ok(pool) => Global::Built(pool),
-        Err(e) => panic!("herd: cannot build the global pool: {e}"),
+    let global = GLOBAL.get_or_init(|| {
+        let built = PoolBuilder::from_env().and_then(|b| Ok((b.clone(), b.build()?)));
+        match built {
+            Ok((builder, pool)) => Global::Built(Built::new(builder, pool)),
+            Err(e) => panic!("herd: cannot build the global pool: {e}"),
+        }
     });
     match global {
-        Global::Built(pool) => pool,
+        Global::Built(b) => b.pool(),
         Global::Provided(source) => source(),
     }
+}
+
+/// A global pool herd built, and how to build it again in a forked child.
+struct Built {
+    /// The pool: a leaked box; null in a forked child until its first use.
+    pool: AtomicPtr<Pool>,
+    /// What built it (boxed: most processes never fork).
+    builder: Box<PoolBuilder>,
+}
+
+/// Held while a forked child's global pool is built, and across a `fork`
+/// (so that no child starts with it held by a thread it lacks). A flag, not
+/// a `Mutex`: the fork handlers take it in one call and release it in
+/// another, and the child releases what its parent's thread took.
+static REBUILD: AtomicBool = AtomicBool::new(false);
+
+fn lock() {
+    while REBUILD.swap(true, Ordering::Acquire) {
+        std::thread::yield_now();
+    }
+}
+
+fn unlock() {
+    REBUILD.store(false, Ordering::Release);
+}
+
+impl Built {
+    fn new(builder: PoolBuilder, pool: Pool) -> Built {
+        register_fork_handlers();
+        Built { pool: AtomicPtr::new(Box::into_raw(Box::new(pool))), builder: Box::new(builder) }
+    }
+
+    fn pool(&'static self) -> &'static Pool {
+        // SAFETY: non-null only as a leaked box, never freed.
+        match unsafe { self.pool.load(Ordering::Acquire).as_ref() } {
+            Some(pool) => pool,
+            None => self.rebuild(),
+        }
+    }
+
+    /// In a forked child, the first use: a new pool from the same builder,
+    /// on the machine as the child now sees it.
+    #[cold]
+    fn rebuild(&'static self) -> &'static Pool {
+        lock();
+        // SAFETY: as in `pool`.
+        let pool = match unsafe { self.pool.load(Ordering::Acquire).as_ref() } {
+            Some(pool) => pool,
+            None => match self.builder.clone().build() {
+                Ok(pool) => {
+                    let pool = Box::into_raw(Box::new(pool));
+                    self.pool.store(pool, Ordering::Release);
+                    // SAFETY: just leaked.
+                    unsafe { &*pool }
+                }
+                Err(e) => {
+                    unlock();
+                    panic!("herd: cannot build the global pool in a forked child: {e}")
+                }
+            },
+        };
+        unlock();
+        pool
+    }
+}
+
+/// Registers the `fork` handlers, once per process.
+fn register_fork_handlers() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: the handlers are `extern "C"` functions of this crate that
+        // live as long as the process; they take and release a flag and, in
+        // the child, forget the pool (nothing is freed) and make system calls.
+        let rc = unsafe {
+            libc::pthread_atfork(Some(before_fork), Some(after_fork_parent), Some(after_fork_child))
+        };
+        if rc != 0 {
+            eprintln!(
+                "herd: warning: pthread_atfork failed ({rc}): a forked child must not use herd's global pool"
+            );
+        }
+    });
+}
+
+extern "C" fn before_fork() {
+    lock();
+}
+
+extern "C" fn after_fork_parent() {
+    unlock();
+}
+
+extern "C" fn after_fork_child() {
+    if let Some(Global::Built(b)) = GLOBAL.get() {
+        // SAFETY: as in `Built::pool`; read before it is forgotten.
+        if let Some(pool) = unsafe { b.pool.load(Ordering::Acquire).as_ref() } {
+            pool.registry.topology.release_current_thread();
+        }
+        b.pool.store(std::ptr::null_mut(), Ordering::Release);
+        crate::Topology::forget_detected();
+    }
+    unlock();
 }
 
 /// Makes `source` the global pool's provider: from now on [`global`] — and
@@ -72,11 +192,16 @@ pub(crate) fn global_registry() -> &'static Arc<Registry> {
     &global().registry
 }
 
-/// Makes `pool` the global pool, unless one was built or provided already
-/// (then `pool` comes back).
-pub(crate) fn set_global(pool: Pool) -> Result<(), Pool> {
-    GLOBAL.set(Global::Built(pool)).map_err(|g| match g {
-        Global::Built(pool) => pool,
-        Global::Provided(_) => unreachable!("set_global hands in a built pool"),
-    })
+/// Makes `pool`, built by `builder`, the global pool, unless one was built
+/// or provided already (then an error).
+pub(crate) fn set_global(builder: PoolBuilder, pool: Pool) -> Result<(), ()> {
+    let mut offered = Some((builder, pool));
+    GLOBAL.get_or_init(|| {
+        let (builder, pool) = offered.take().expect("offered once");
+        Global::Built(Built::new(builder, pool))
+    });
+    match offered {
+        None => Ok(()),
+        Some(_) => Err(()),
+    }
 }

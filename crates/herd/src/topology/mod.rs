@@ -287,6 +287,26 @@ impl Topology {
         }
     }
 
+    /// Lets the calling thread run on every PU of this (detected) topology
+    /// again, through one system call and no allocation (it is called in a
+    /// `fork` child handler). Does nothing on a synthetic topology.
+    pub fn release_current_thread(&self) {
+        if self.inner.binder.is_none() {
+            return;
+        }
+        // SAFETY: cpu_set_t is plain data, valid all zero; CPU_SET is given
+        // indices below CPU_SETSIZE only.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for pu in &self.inner.pus {
+            if (pu.os_index as usize) < libc::CPU_SETSIZE as usize {
+                // SAFETY: see above.
+                unsafe { libc::CPU_SET(pu.os_index as usize, &mut set) };
+            }
+        }
+        // SAFETY: a valid mask of its size for the calling thread (0).
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    }
+
     /// The OS index of the PU the calling thread last ran on, if known.
     pub fn current_pu(&self) -> Option<usize> {
         // SAFETY: sched_getcpu has no preconditions; it returns -1 on error.
