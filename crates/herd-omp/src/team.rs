@@ -310,7 +310,7 @@ impl Team {
     }
 
     /// Depth of member `i` in the barrier tree (the root: 0).
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(not(all(test, not(loom))), allow(dead_code))]
     pub(crate) fn tree_depth(&self, mut i: usize) -> u32 {
         let mut d = 0;
         while i > 0 {
@@ -322,7 +322,7 @@ impl Team {
 
     /// Wakes issued by member `i` so far: (releasing children, completing
     /// a parent's arrival, passing a drained epoch on).
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(not(all(test, not(loom))), allow(dead_code))]
     pub(crate) fn wakes_issued(&self, i: usize) -> (u64, u64, u64) {
         let o = &self.own[i];
         (

@@ -157,8 +157,8 @@ impl ModelParker {
     }
 }
 
-/// Makes the calling loom thread sleep on `parker` in [`until`].
-#[cfg(loom)]
+/// Makes the calling loom thread sleep on `parker` in [`until`] (models only).
+#[cfg(all(loom, test))]
 pub(crate) fn model_enter(parker: &std::sync::Arc<ModelParker>) {
     PARKER.with(|p| *p.borrow_mut() = Some(parker.clone()));
 }

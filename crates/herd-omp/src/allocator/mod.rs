@@ -48,7 +48,7 @@ use std::sync::atomic::Ordering;
 
 pub(crate) mod traits;
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 use crate::memory::{key, val, DEFAULT_MEM_SPACE};
 use crate::memory::{DEFAULT_MEM_ALLOC, NULL_ALLOCATOR};
 use traits::{destroy, make, user, Allocator, Fallback, Trait};
