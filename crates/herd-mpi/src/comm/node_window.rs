@@ -253,7 +253,7 @@ unsafe fn allocate(
     )?;
     let their_pad = both[2 * their_rank + 1] as usize;
     let theirs = theirs.wrapping_add(their_pad);
-    if (their_size as usize) < bytes + their_pad || theirs as usize % 8 != 0 {
+    if (their_size as usize) < bytes + their_pad || !(theirs as usize).is_multiple_of(8) {
         return Err(crate::MpiError::Invalid(format!(
             "MPI_Win_shared_query on rank {rank}: the peer's segment has {their_size} bytes and starts at {theirs:p} after {their_pad} bytes of padding; {bytes} bytes 8-byte aligned are needed"
         )));

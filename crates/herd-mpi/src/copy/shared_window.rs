@@ -461,3 +461,131 @@ mod tests {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod models {
+    //! loom model of the ring: two threads as the two ranks make back-to-back exchanges of
+    //! `m` chunks each through `K` slots whose contents are loom cells, so a write of a slot
+    //! that is not ordered with the peer's read of it (or the reverse) is a data race loom
+    //! reports; each rank checks that it read exactly the peer's chunks of that exchange, in
+    //! order; a cycle of waits would be a deadlock loom reports. Weakened variants (Relaxed
+    //! counters) must fail.
+    use super::{Chunks, Counter, Idle, Ring};
+    use crate::Result;
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::{AtomicU64, Ordering};
+    use loom::sync::Arc;
+
+    struct Flag {
+        v: AtomicU64,
+        load: Ordering,
+        store: Ordering,
+    }
+
+    impl Counter for Flag {
+        fn get(&self) -> u64 {
+            self.v.load(self.load)
+        }
+        fn set(&self, v: u64) {
+            self.v.store(v, self.store)
+        }
+    }
+
+    /// Both ranks' counters and slots.
+    struct Segs {
+        published: [Flag; 2],
+        consumed: [Flag; 2],
+        slots: [Vec<UnsafeCell<u64>>; 2],
+    }
+
+    fn tag(rank: usize, round: u64, k: u64) -> u64 {
+        (rank as u64) << 32 | round << 16 | k
+    }
+
+    struct Cells<'a> {
+        me: usize,
+        round: u64,
+        segs: &'a Segs,
+        got: Vec<u64>,
+    }
+
+    impl Chunks for Cells<'_> {
+        fn pack(&mut self, k: usize, slot: usize) -> Result<()> {
+            let v = tag(self.me, self.round, k as u64);
+            // SAFETY: a loom cell: loom checks that no access to it races with this one.
+            self.segs.slots[self.me][slot].with_mut(|p| unsafe { *p = v });
+            Ok(())
+        }
+        fn unpack(&mut self, _k: usize, slot: usize) -> Result<()> {
+            // SAFETY: as in `pack`.
+            let v = self.segs.slots[1 - self.me][slot].with(|p| unsafe { *p });
+            self.got.push(v);
+            Ok(())
+        }
+    }
+
+    struct Yield;
+    impl Idle for Yield {
+        fn wait(&mut self) {
+            loom::thread::yield_now()
+        }
+    }
+
+    fn side(segs: &Segs, me: usize, slots: usize, m: usize, rounds: u64) {
+        let ring = Ring {
+            my_published: &segs.published[me],
+            my_consumed: &segs.consumed[me],
+            peer_published: &segs.published[1 - me],
+            peer_consumed: &segs.consumed[1 - me],
+            slots: slots as u64,
+        };
+        for round in 0..rounds {
+            let mut cells = Cells { me, round, segs, got: Vec::new() };
+            ring.exchange(m, &mut cells, &mut Yield).unwrap();
+            let want: Vec<u64> = (0..m as u64).map(|k| tag(1 - me, round, k)).collect();
+            assert_eq!(cells.got, want, "rank {me}, round {round}");
+        }
+    }
+
+    /// `slots` slots, `m` chunks an exchange, `rounds` exchanges; `load` / `store`: the
+    /// counters' orderings (Acquire / Release in the real ring).
+    fn model(slots: usize, m: usize, rounds: u64, load: Ordering, store: Ordering) {
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound = Some(3);
+        b.check(move || {
+            let flag = || Flag { v: AtomicU64::new(0), load, store };
+            let cells = || (0..slots).map(|_| UnsafeCell::new(0)).collect::<Vec<_>>();
+            let segs = Arc::new(Segs {
+                published: [flag(), flag()],
+                consumed: [flag(), flag()],
+                slots: [cells(), cells()],
+            });
+            let s = segs.clone();
+            let other = loom::thread::spawn(move || side(&s, 1, slots, m, rounds));
+            side(&segs, 0, slots, m, rounds);
+            other.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn models_ring_one_slot_two_exchanges() {
+        model(1, 2, 2, Ordering::Acquire, Ordering::Release);
+    }
+
+    #[test]
+    fn models_ring_two_slots_three_chunks() {
+        model(2, 3, 1, Ordering::Acquire, Ordering::Release);
+    }
+
+    #[test]
+    #[should_panic]
+    fn models_ring_relaxed_publish_races() {
+        model(1, 1, 1, Ordering::Acquire, Ordering::Relaxed);
+    }
+
+    #[test]
+    #[should_panic]
+    fn models_ring_relaxed_wait_races() {
+        model(1, 2, 1, Ordering::Relaxed, Ordering::Release);
+    }
+}
