@@ -54,3 +54,24 @@ print(json.dumps({'round': $round, 'load': '$l', 'ranks': r['ranks'], 'threads_p
       echo "$line" | summary "round $round  ${1}x${2} (load $l)"
     done
   done; } | tee "$OUT-sizes.txt"
+
+# The table of BENCHMARKS.md: per size, the median of the per-run medians (range), and the
+# median over runs of each run's ratio to MPI_Sendrecv_replace (the methods alternate inside a run).
+python3 - "$OUT-sizes.jsonl" <<'PY' | tee "$OUT-table.txt"
+import json, statistics as st, sys
+from collections import defaultdict
+runs = defaultdict(list)
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    runs[r['exchange']['bytes_each_way']].append(r['exchange'])
+ms = ['herd_pack_isend', 'herd_pipelined', 'herd_shared_window', 'mpi_vector']
+print('| each way | ' + ' | '.join(ms) + ' | shared vs MPI (per run) | shared vs pipelined (per run) |')
+print('|---' * (len(ms) + 3) + '|')
+for b, es in sorted(runs.items()):
+    cells = []
+    for m in ms:
+        x = [e[m]['median'] * 1e3 for e in es]
+        cells.append('%.3f ms (%.3f–%.3f)' % (st.median(x), min(x), max(x)))
+    vs = lambda o: st.median([e[o]['median'] / e['herd_shared_window']['median'] for e in es])
+    print('| %g MiB | %s | %.2f× | %.2f× |' % (b / 2**20, ' | '.join(cells), vs('mpi_vector'), vs('herd_pipelined')))
+PY

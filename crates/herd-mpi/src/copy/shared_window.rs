@@ -578,13 +578,13 @@ mod models {
     }
 
     #[test]
-    #[should_panic]
+    #[should_panic(expected = "Causality violation")]
     fn models_ring_relaxed_publish_races() {
         model(1, 1, 1, Ordering::Acquire, Ordering::Relaxed);
     }
 
     #[test]
-    #[should_panic]
+    #[should_panic(expected = "Causality violation")]
     fn models_ring_relaxed_wait_races() {
         model(1, 2, 1, Ordering::Relaxed, Ordering::Release);
     }
