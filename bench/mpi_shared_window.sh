@@ -65,7 +65,7 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     runs[r['exchange']['bytes_each_way']].append(r['exchange'])
 ms = ['herd_pack_isend', 'herd_pipelined', 'herd_shared_window', 'mpi_vector']
-print('| each way | ' + ' | '.join(ms) + ' | shared vs MPI (per run) | shared vs pipelined (per run) |')
+print('| each way | herd pack + isend/irecv + unpack | herd pipelined (1 MiB chunks) | **herd shared window** (1 MiB × 4 slots) | `MPI_Sendrecv_replace`, vector type | MPI ÷ shared | pipelined ÷ shared |')
 print('|---' * (len(ms) + 3) + '|')
 for b, es in sorted(runs.items()):
     cells = []
