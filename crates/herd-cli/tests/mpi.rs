@@ -60,18 +60,25 @@ fn fft_overlapped_bulk_and_fftw() {
 
 #[test]
 fn copy_and_exchange() {
-    let (ok, out, err) =
-        herd_mpi(2, &["mpi", "copy", "--size", "1M", "--reps", "2", "--chunk", "96K", "--json"]);
+    let (ok, out, err) = herd_mpi(
+        2,
+        &["mpi", "copy", "--size", "1M", "--reps", "2", "--chunk", "96K", "--window-chunk", "200K", "--json"],
+    );
     assert!(ok, "{out}\n{err}");
     let v = json_line(&out);
     let ex = &v["exchange"];
-    for e in ["herd_pack_isend", "herd_pipelined", "mpi_vector"] {
+    for e in ["herd_pack_isend", "herd_pipelined", "herd_shared_window", "mpi_vector"] {
         median_of(ex, e);
     }
     // 2048 rows × 1024 f64 = 16 MiB in chunks of at most 96 KiB
     assert_eq!(ex["herd_pipelined"]["chunk_bytes"], 96 << 10, "{ex}");
     assert_eq!(ex["herd_pipelined"]["chunks"], (16usize << 20).div_ceil(96 << 10), "{ex}");
     assert!(ex["speedup"].as_f64().unwrap() > 0.0 && ex["speedup_pipelined"].as_f64().unwrap() > 0.0, "{ex}");
+    // the two ranks share this machine: the shared window is used
+    assert_eq!(ex["herd_shared_window"]["route"], "SharedWindow", "{ex}");
+    assert_eq!(ex["herd_shared_window"]["slots"], 4, "{ex}");
+    assert_eq!(ex["herd_shared_window"]["chunks"], (16usize << 20).div_ceil(200 << 10), "{ex}");
+    assert!(ex["speedup_shared_window"].as_f64().unwrap() > 0.0, "{ex}");
 }
 
 #[test]

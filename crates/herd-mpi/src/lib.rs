@@ -9,7 +9,9 @@
 //!   their consumers, distributed termination detection and errors ([`flow`]); the
 //!   distributed tiled Cholesky on it, 2-D block-cyclic ([`potrf::factor`]).
 //! * [`copy`]: topology-aware parallel copy and strided pack/unpack, against `memcpy`,
-//!   STREAM copy and `MPI_Type_vector` + `MPI_Pack`.
+//!   STREAM copy and `MPI_Type_vector` + `MPI_Pack`; strided blocks exchanged with a peer
+//!   as messages, as a pipeline of chunks, or through an MPI-3 shared-memory window of the
+//!   pair when it shares the node.
 //! * [`fft::Fft2d`]: the distributed 2-D FFT, bulk-synchronous and with its all-to-all
 //!   overlapped with the FFTs in chunks, beside FFTW-MPI's own ([`fft`]).
 //!

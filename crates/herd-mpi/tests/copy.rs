@@ -1,11 +1,13 @@
 //! Tuned copy and pack under mpirun: herd's pack gives the same bytes as MPI_Pack with an
 //! MPI_Type_vector (and unpacks what MPI_Unpack does), and a strided block exchanged
 //! between ranks by herd pack + contiguous messages equals the exchange with the vector
-//! datatype and the sequential reference, as does the pipelined exchange for every chunk size.
+//! datatype and the sequential reference, as does the pipelined exchange for every chunk size
+//! and the shared-window exchange for every chunk size and slot count.
 
 use herd_mpi::copy::exchange::{exchange_datatype, exchange_packed};
 use herd_mpi::copy::mpi_pack::{mpi_pack, mpi_unpack, vector_type};
 use herd_mpi::copy::pipelined::{exchange_pipelined, PipelinedExchange, DEFAULT_CHUNK_BYTES};
+use herd_mpi::copy::shared_window::{Route, SharedWindowExchange, DEFAULT_WINDOW_CHUNK_BYTES};
 use herd_mpi::{mpi_test, pack, unpack, Mpi, Options, Vector};
 
 fn layouts() -> Vec<Vector> {
@@ -188,6 +190,120 @@ mpi_test!(fn pipelined_exchange_with_chunks_split_into_several_messages() ranks 
     // max_count 7: every chunk longer than 7 elements goes as several MPI messages
     let mpi = Mpi::init(Options { max_count: 7, ..Options::default() }).unwrap();
     pipelined_matches_datatype(&mpi, mpi.rank() ^ 1, 83, 40_000);
+    mpi.barrier();
+    drop(mpi);
+});
+
+/// Every layout with chunk sizes from one element to one chunk for the whole block and
+/// 1, 2 and 4 slots, through the shared window (the ranks of a test share the node),
+/// twice with one exchanger and again with a reused one for all layouts, against
+/// `exchange_datatype`.
+fn shared_window_matches_datatype(mpi: &Mpi, peer: usize, tag: i32) {
+    let r = mpi.rank();
+    let layouts = exchange_layouts();
+    for &(l, off) in &layouts {
+        let len = off + l.extent().unwrap() + 5;
+        let mine = matrix(r, 1, len);
+        let mut by_type = mine.clone();
+        exchange_datatype(mpi, peer, &mut by_type[off..], l).unwrap();
+        assert_eq!(by_type, exchanged(&mine, &matrix(peer, 1, len), off, l), "datatype, {l:?}");
+        let n = l.packed_len().unwrap();
+        for chunk in [8usize, 24, 1000, 64 << 10, DEFAULT_WINDOW_CHUNK_BYTES, 1 << 40] {
+            if n / (chunk / 8).max(1) > 20_000 {
+                continue; // too many chunks to be quick when 4 ranks share 2 cores
+            }
+            for slots in [1usize, 2, 4] {
+                let mut ex = SharedWindowExchange::new(chunk, slots).unwrap();
+                for round in 0..2 {
+                    let mut a = mine.clone();
+                    let route = ex.exchange(mpi, peer, tag, &mut a[off..], l).unwrap();
+                    assert_eq!(route, Route::SharedWindow, "chunk {chunk} B, {slots} slots, {l:?}");
+                    assert_eq!(
+                        a, by_type,
+                        "shared window, chunk {chunk} B, {slots} slots, round {round}, {l:?}, rank {r}"
+                    );
+                }
+            }
+        }
+    }
+    let mut ex = SharedWindowExchange::new(4096, 3).unwrap();
+    for &(l, off) in layouts.iter().rev().chain(&layouts) {
+        let len = off + l.extent().unwrap();
+        let mine = matrix(r, 1, len);
+        let mut a = mine.clone();
+        assert_eq!(ex.exchange(mpi, peer, tag, &mut a[off..], l).unwrap(), Route::SharedWindow);
+        assert_eq!(a, exchanged(&mine, &matrix(peer, 1, len), off, l), "reused exchanger, {l:?}, rank {r}");
+    }
+}
+
+mpi_test!(fn shared_window_exchange_equals_the_datatype_exchange() ranks [2, 4] within 240 {
+    let mpi = Mpi::init(Options::default()).unwrap();
+    let (r, size) = (mpi.rank(), mpi.size());
+    // pairs 0-1, 2-3; then with 4 ranks also 0-2, 1-3: a rank keeps a window per peer,
+    // and all of them are freed (pair by pair, in one order) when `mpi` drops
+    shared_window_matches_datatype(&mpi, r ^ 1, 84);
+    if size == 4 {
+        shared_window_matches_datatype(&mpi, r ^ 2, 85);
+    }
+    // a window over the limit goes as messages, with the same result
+    let l = Vector { count: 301, blocklen: 100, stride: 257 };
+    let mine = matrix(r, 1, l.extent().unwrap());
+    let mut want = mine.clone();
+    exchange_datatype(&mpi, r ^ 1, &mut want, l).unwrap();
+    let mut small = SharedWindowExchange::new(64 << 10, 2).unwrap().with_max_window_bytes(4096);
+    let mut a = mine.clone();
+    assert_eq!(small.exchange(&mpi, r ^ 1, 86, &mut a, l).unwrap(), Route::NoWindow);
+    assert_eq!(a, want, "fallback to messages, rank {r}");
+    // bad input is refused by name, before anything is shared or sent
+    let one = Vector { count: 1, blocklen: 1, stride: 1 };
+    let mut ex = SharedWindowExchange::default();
+    let e = ex.exchange(&mpi, r, 87, &mut [0.0; 4], one).unwrap_err().to_string();
+    assert!(e.contains(&format!("peer {r}")), "{e}");
+    let e = ex.exchange(&mpi, size, 87, &mut [0.0; 4], one).unwrap_err().to_string();
+    assert!(e.contains(&format!("peer {size}")), "{e}");
+    let e = ex.exchange(&mpi, r ^ 1, -1, &mut [0.0; 4], one).unwrap_err().to_string();
+    assert!(e.contains("tag -1"), "{e}");
+    let e = ex
+        .exchange(&mpi, r ^ 1, 87, &mut [0.0; 10], Vector { count: 3, blocklen: 2, stride: 5 })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("shared-window block exchange") && e.contains("strided buffer has 10"), "{e}");
+    let e = SharedWindowExchange::new(1024, 0).unwrap_err().to_string();
+    assert!(e.contains("slot count"), "{e}");
+    mpi.barrier();
+    drop(mpi);
+});
+
+mpi_test!(fn shared_window_exchange_back_to_back_with_changing_data() ranks [2, 4] within 240 {
+    // Many exchanges in a row, each with data that names its round: a rank that wrote a
+    // slot before the peer had read it, or read one before the peer had written it, would
+    // see another round's or another chunk's values. 1 slot: every chunk is a hand-off;
+    // 2 slots: the writer runs a slot ahead.
+    let mpi = Mpi::init(Options::default()).unwrap();
+    let r = mpi.rank();
+    let peer = r ^ 1;
+    let (rows, cols) = (64, 37);
+    let l = Vector { count: rows, blocklen: 21, stride: cols };
+    let off = 5;
+    let round_data = |rank: usize, round: usize| -> Vec<f64> {
+        (0..off + l.extent().unwrap()).map(|i| (rank * 1_000_000_000 + round * 100_000 + i) as f64).collect()
+    };
+    for (chunk, slots) in [(8 * 100, 1usize), (8 * 100, 2), (8 * 333, 4), (1 << 20, 1)] {
+        let mut ex = SharedWindowExchange::new(chunk, slots).unwrap();
+        for round in 0..1500 {
+            let mut a = round_data(r, round);
+            let route = ex.exchange(&mpi, peer, 88, &mut a[off..], l).unwrap();
+            assert_eq!(route, Route::SharedWindow);
+            let want = exchanged(&round_data(r, round), &round_data(peer, round), off, l);
+            if a != want {
+                let bad = a.iter().zip(&want).position(|(x, y)| x != y).unwrap();
+                panic!(
+                    "rank {r}, chunk {chunk} B, {slots} slots, round {round}: element {bad} is {} instead of {}",
+                    a[bad], want[bad]
+                );
+            }
+        }
+    }
     mpi.barrier();
     drop(mpi);
 });

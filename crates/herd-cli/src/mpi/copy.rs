@@ -1,7 +1,8 @@
 //! `herd mpi copy`: the copy and pack measurements of `herd bench copy` on every rank, and
 //! a strided block exchanged between ranks 0 and 1 by herd pack + contiguous messages, by
-//! herd's pipelined exchange (chunks packed, sent and unpacked in flight) and by MPI's
-//! vector datatype.
+//! herd's pipelined exchange (chunks packed, sent and unpacked in flight), through a shared
+//! memory window of the two ranks (packed into it, unpacked from it by the peer) and by
+//! MPI's vector datatype.
 
 use crate::bench_copy::{copy_table, layouts, measure_copy, measure_pack, pack_table, parse_size, show_size};
 use crate::error::CliError;
@@ -9,6 +10,7 @@ use crate::timing::median;
 use crate::CliResult;
 use herd_mpi::copy::exchange::{exchange_datatype, exchange_packed};
 use herd_mpi::copy::pipelined::{PipelinedExchange, DEFAULT_CHUNK_BYTES};
+use herd_mpi::copy::shared_window::{SharedWindowExchange, DEFAULT_SLOTS, DEFAULT_WINDOW_CHUNK_BYTES};
 use herd_mpi::{Mpi, Vector};
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -31,13 +33,19 @@ pub struct MpiCopyArgs {
     /// Chunk size of the pipelined exchange (K, M, G suffixes; default 1M).
     #[arg(long, value_parser = parse_size, default_value_t = DEFAULT_CHUNK_BYTES)]
     chunk: usize,
+    /// Chunk size of the shared-window exchange (K, M, G suffixes; default 1M).
+    #[arg(long, value_parser = parse_size, default_value_t = DEFAULT_WINDOW_CHUNK_BYTES)]
+    window_chunk: usize,
+    /// Chunks in flight per rank in the shared-window exchange (its window's slots).
+    #[arg(long, default_value_t = DEFAULT_SLOTS, value_parser = crate::error::usize_in(1..=1 << 16))]
+    window_slots: usize,
     /// Timed samples per method.
     #[arg(long, default_value_t = 10, value_parser = crate::error::usize_in(1..=100_000))]
     reps: usize,
     /// Rank 0 prints one JSON object on one line instead of the tables.
     #[arg(long)]
     json: bool,
-    /// Draw a bar chart of the block exchange's three medians to FILE (.svg or .png; needs 2 ranks).
+    /// Draw a bar chart of the block exchange's four medians to FILE (.svg or .png; needs 2 ranks).
     #[arg(long, value_name = "FILE")]
     chart: Option<std::path::PathBuf>,
 }
@@ -47,12 +55,13 @@ fn matrix(rank: usize, n: usize) -> Vec<f64> {
 }
 
 /// The block exchange's methods, in the order each round runs them.
-const METHODS: [&str; 3] = ["herd pack + isend/irecv", "herd pipelined", "MPI vector datatype"];
+const METHODS: [&str; 4] =
+    ["herd pack + isend/irecv", "herd pipelined", "herd shared window", "MPI vector datatype"];
 
-/// Ranks 0 and 1 exchange the block both ways, alternating the three methods; returns the
+/// Ranks 0 and 1 exchange the block both ways, alternating the four methods; returns the
 /// seconds of each (rank 0's view) after checking each against the reference. The
-/// pipelined exchange keeps its chunk buffers from one round to the next (the discarded
-/// first round faults them in).
+/// pipelined exchange keeps its chunk buffers and the shared-window exchange its window
+/// from one round to the next (the discarded first round faults them in).
 fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
     if mpi.size() < 2 {
         return Ok(None);
@@ -71,7 +80,11 @@ fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
     }
     let mut piped = PipelinedExchange::new(args.chunk).map_err(super::mpi_err)?;
     let chunks = piped.chunks(l).map_err(super::mpi_err)?.len();
-    let mut secs: [Vec<f64>; 3] = Default::default();
+    let mut shared =
+        SharedWindowExchange::new(args.window_chunk, args.window_slots).map_err(super::mpi_err)?;
+    let shared_chunks = shared.chunks(l).map_err(super::mpi_err)?.len();
+    let mut route = None;
+    let mut secs: [Vec<f64>; 4] = Default::default();
     for rep in 0..args.reps + 1 {
         for (method, name) in METHODS.iter().enumerate() {
             let mut m = matrix(r, rows * cols);
@@ -81,6 +94,7 @@ fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
                 match method {
                     0 => exchange_packed(mpi, r ^ 1, 4242, &mut m[off..], l),
                     1 => piped.exchange(mpi, r ^ 1, 4243, &mut m[off..], l),
+                    2 => shared.exchange(mpi, r ^ 1, 4244, &mut m[off..], l).map(|way| route = Some(way)),
                     _ => exchange_datatype(mpi, r ^ 1, &mut m[off..], l),
                 }
                 .map_err(super::mpi_err)?;
@@ -96,7 +110,7 @@ fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
             }
         }
     }
-    let [a, p, b] = secs;
+    let [a, p, sw, b] = secs;
     let bytes = rows * w * 8;
     Ok(Some(json!({
         "rows": rows, "cols": cols, "block_cols": w, "bytes_each_way": bytes,
@@ -105,6 +119,11 @@ fn exchange(mpi: &Mpi, args: &MpiCopyArgs) -> CliResult<Option<Value>> {
         "speedup": median(&b) / median(&a),
         "herd_pipelined": { "median": median(&p), "samples": p, "chunk_bytes": args.chunk, "chunks": chunks },
         "speedup_pipelined": median(&b) / median(&p),
+        "herd_shared_window": {
+            "median": median(&sw), "samples": sw, "chunk_bytes": args.window_chunk,
+            "slots": args.window_slots, "chunks": shared_chunks, "route": route,
+        },
+        "speedup_shared_window": median(&b) / median(&sw),
     })))
 }
 
@@ -153,8 +172,8 @@ pub fn run(args: &MpiCopyArgs) -> CliResult {
             path,
             format,
             &caption,
-            &["herd pack + isend", "herd pipelined", "MPI vector type"],
-            &[m("herd_pack_isend"), m("herd_pipelined"), m("mpi_vector")],
+            &["herd pack + isend", "herd pipelined", "herd shared window", "MPI vector type"],
+            &[m("herd_pack_isend"), m("herd_pipelined"), m("herd_shared_window"), m("mpi_vector")],
         )?;
     }
     if args.json {
@@ -178,12 +197,15 @@ pub fn run(args: &MpiCopyArgs) -> CliResult {
         Some(e) => {
             let ms = |k: &str| e[k]["median"].as_f64().unwrap_or(0.0) * 1e3;
             println!(
-                "block exchange ranks 0 ↔ 1: {}×{} of a {}×{} matrix ({} each way)\n  herd pack + isend/irecv + unpack: {:.3} ms\n  herd pipelined ({} chunks of ≤ {}): {:.3} ms\n  MPI_Sendrecv_replace, vector type: {:.3} ms\n  herd speedup: {:.2}× (pack + isend), {:.2}× (pipelined)",
+                "block exchange ranks 0 ↔ 1: {}×{} of a {}×{} matrix ({} each way)\n  herd pack + isend/irecv + unpack: {:.3} ms\n  herd pipelined ({} chunks of ≤ {}): {:.3} ms\n  herd shared window ({} chunks of ≤ {}, {} slots, route {}): {:.3} ms\n  MPI_Sendrecv_replace, vector type: {:.3} ms\n  herd speedup: {:.2}× (pack + isend), {:.2}× (pipelined), {:.2}× (shared window)",
                 e["rows"], e["block_cols"], e["rows"], e["cols"],
                 show_size(e["bytes_each_way"].as_u64().unwrap_or(0) as usize),
                 ms("herd_pack_isend"), e["herd_pipelined"]["chunks"],
-                show_size(args.chunk), ms("herd_pipelined"), ms("mpi_vector"),
-                e["speedup"].as_f64().unwrap_or(0.0), e["speedup_pipelined"].as_f64().unwrap_or(0.0)
+                show_size(args.chunk), ms("herd_pipelined"),
+                e["herd_shared_window"]["chunks"], show_size(args.window_chunk), args.window_slots,
+                e["herd_shared_window"]["route"], ms("herd_shared_window"), ms("mpi_vector"),
+                e["speedup"].as_f64().unwrap_or(0.0), e["speedup_pipelined"].as_f64().unwrap_or(0.0),
+                e["speedup_shared_window"].as_f64().unwrap_or(0.0)
             );
         }
     }

@@ -5,11 +5,14 @@
 //! `MPI_THREAD_FUNNELED` suffices. Protocol: `README.md` beside this file.
 
 mod engine;
+mod node_window;
 mod ops;
 mod pending;
 mod shared;
 
 pub(crate) use engine::Engine;
+pub(crate) use node_window::{PeerLink, Segments};
+pub(crate) use ops::check_tag;
 pub use ops::RESERVED_TAGS;
 pub use pending::Pending;
 pub(crate) use pending::{pending, Completer};
@@ -21,9 +24,10 @@ use crate::node::{claim_share, NodeShare};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::Communicator;
 use mpi::Threading;
+use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// The CPU time `thread` has used, in nanoseconds (0 if its clock cannot be read).
@@ -95,6 +99,9 @@ pub struct Mpi {
     pu: Option<usize>,
     local: (usize, usize),
     node: NodeShare,
+    /// This rank's links to the peers it exchanged through shared memory with (windows
+    /// freed when the handle drops; `copy::shared_window`).
+    links: Mutex<BTreeMap<usize, Arc<Mutex<PeerLink>>>>,
 }
 
 struct Started {
@@ -188,6 +195,7 @@ impl Mpi {
             pu: started.pu,
             local: started.local,
             node: NodeShare::Given,
+            links: Mutex::default(),
         };
         // On an error here `mpi` drops: the thread finalizes MPI.
         mpi.node =
@@ -287,6 +295,35 @@ impl Mpi {
         self.shared.submit(Command::Run(Box::new(f)));
     }
 
+    /// This rank's link to `peer` (made on first use; kept until the handle drops). Hold
+    /// its lock for the whole of an operation that uses its window.
+    pub(crate) fn peer_link(&self, peer: usize) -> Arc<Mutex<PeerLink>> {
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        links.entry(peer).or_default().clone()
+    }
+
+    /// Frees every link's window and communicator on the communicator thread, pair by pair
+    /// in the order of (lower rank, higher rank) on every rank, so that these collectives
+    /// over two ranks cannot wait for each other in a cycle: the least pair still to free
+    /// has both its ranks at it.
+    fn free_links(&mut self) {
+        let links = std::mem::take(self.links.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let rank = self.rank;
+        let mut links: Vec<(usize, Arc<Mutex<PeerLink>>)> = links.into_iter().collect();
+        links.sort_by_key(|&(peer, _)| (rank.min(peer), rank.max(peer)));
+        for (peer, link) in links {
+            let mut link = std::mem::take(&mut *link.lock().unwrap_or_else(|e| e.into_inner()));
+            let (p, c) = pending::<Result<()>>(rank);
+            self.submit(move |_eng| c.complete(Ok(link.free(rank))));
+            match p.wait() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) | Err(e) => {
+                    eprintln!("herd-mpi: rank {rank}: freeing the shared window with rank {peer}: {e}")
+                }
+            }
+        }
+    }
+
     pub(crate) fn max_count(&self) -> usize {
         self.shared.max_count
     }
@@ -323,6 +360,7 @@ impl Drop for Mpi {
             // SAFETY: _exit ends the process at once; nothing of this process runs after it.
             unsafe { libc::_exit(101) };
         }
+        self.free_links();
         self.shared.submit(Command::Stop);
         if let Some(j) = self.join.take() {
             if j.join().is_err() {

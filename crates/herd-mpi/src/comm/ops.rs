@@ -207,7 +207,7 @@ impl Mpi {
     }
 }
 
-fn check_tag(tag: i32) -> Result<()> {
+pub(crate) fn check_tag(tag: i32) -> Result<()> {
     if !(0..RESERVED_TAGS).contains(&tag) {
         return Err(MpiError::Invalid(format!(
             "tag {tag} is outside 0..{RESERVED_TAGS} (higher tags are herd-mpi's)"

@@ -4,7 +4,8 @@
 //! strided blocks on the same rule ([`pack`]), and the baselines they are measured
 //! against — MPI's derived datatypes ([`mpi_pack`]) and STREAM's copy kernel
 //! ([`stream`]) — and a strided block exchanged with a peer rank whole ([`exchange`]) or
-//! as a pipeline of chunks ([`pipelined`]). The rules and the measured numbers are in this
+//! as a pipeline of chunks ([`pipelined`]), or through a shared-memory window when the peer
+//! shares the node ([`shared_window`]). The rules and the measured numbers are in this
 //! folder's `README.md`.
 
 pub mod exchange;
@@ -12,6 +13,7 @@ pub mod mpi_pack;
 pub mod pack;
 pub mod parallel;
 pub mod pipelined;
+pub mod shared_window;
 pub mod stream;
 
 pub use pack::{pack, pack_part_with, pack_with, unpack, unpack_part_with, unpack_with, Vector};
