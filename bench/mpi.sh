@@ -11,9 +11,7 @@ N_FFT=${N_FFT:-4096}
 N_POTRF=${N_POTRF:-8000}
 REPS=${REPS:-5}
 CORES=$(nproc)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0
-MPIRUN="mpirun --oversubscribe --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo"
-HERD=target/release/herd
+. bench/mpi_env.sh
 EX=target/release/examples
 mkdir -p "$(dirname "$OUT")"
 header() { { lscpu | grep "Model name"; echo "cores: $CORES; load: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)"; } ; }

@@ -13,11 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/results/i16-exchange}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0
-MPIRUN="mpirun --oversubscribe --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo"
-HERD=target/release/herd
+. bench/mpi_env.sh
 mkdir -p "$(dirname "$OUT")"
-load() { cut -d' ' -f1-3 /proc/loadavg; }
 summary() { # $1: label; reads herd mpi copy's JSON line
   python3 -c "
 import json,sys

@@ -10,8 +10,7 @@ OUT=${OUT:-bench/results/i16-s29-potrf}
 N=${N:-8000}
 ROUNDS=${ROUNDS:-2}
 NBS=${NBS:-128 192 256 384 512}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0
-MPIRUN="mpirun --oversubscribe --bind-to none --mca btl self,vader,tcp --mca btl_tcp_if_include lo"
+. bench/mpi_env.sh
 NEW=target/release/herd
 header() { lscpu | grep "Model name"; echo "cores: $(nproc); load: $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)"; }
 run() { # label binary ranks threads nb
