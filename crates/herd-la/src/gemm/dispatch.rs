@@ -66,22 +66,22 @@ impl Kernel {
 
     /// The shared panels of `B` for a column group of `members` blocks of
     /// `cols` columns and inner dimension `k`, where this kernel packs `B`
-    /// (herd's packed product), in a ring of at most `ring_bytes`; `None`
+    /// (herd's packed product), in a ring of at most `ring_slots` panels; `None`
     /// for faer's.
     pub(super) fn shared_panels(
         self,
         k: usize,
         cols: usize,
         members: usize,
-        ring_bytes: usize,
+        ring_slots: usize,
     ) -> Option<SharedPanels> {
         match self {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512(_) => {
-                Some(SharedPanels::new(k, cols, super::packed::panel_steps(cols, k), members, ring_bytes))
+                Some(SharedPanels::new(k, cols, super::packed::panel_steps(cols, k), members, ring_slots))
             }
             Kernel::Faer => {
-                let _ = (k, cols, members, ring_bytes);
+                let _ = (k, cols, members, ring_slots);
                 None
             }
         }

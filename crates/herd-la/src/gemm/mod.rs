@@ -70,30 +70,30 @@ enum Sharing {
     /// kept for the tests that compare the two).
     #[cfg(test)]
     Never,
-    /// As `Auto` with a ring of at most this many bytes per group (tests
-    /// that make the ring reuse its slots with small products).
+    /// As `Auto` with a ring of at most this many panels per group (tests:
+    /// `usize::MAX` never reuses a slot, 2 reuses them with small products).
     #[cfg(test)]
     Ring(usize),
 }
 
 impl Sharing {
-    /// The ring budget of a group, `None` when groups do not share.
-    fn ring_bytes(self) -> Option<usize> {
+    /// The ring size of a group (panels), `None` when groups do not share.
+    fn ring_slots(self) -> Option<usize> {
         match self {
-            Sharing::Auto => Some(RING_BYTES),
+            Sharing::Auto => Some(RING_SLOTS),
             #[cfg(test)]
             Sharing::Never => None,
             #[cfg(test)]
-            Sharing::Ring(bytes) => Some(bytes),
+            Sharing::Ring(slots) => Some(slots),
         }
     }
 }
 
-/// Ring budget per column group (the packed product's; unused elsewhere).
+/// Ring size per column group (the packed product's; unused elsewhere).
 #[cfg(target_arch = "x86_64")]
-const RING_BYTES: usize = shared_panels::RING_BYTES;
+const RING_SLOTS: usize = shared_panels::RING_SLOTS;
 #[cfg(not(target_arch = "x86_64"))]
-const RING_BYTES: usize = 0;
+const RING_SLOTS: usize = 0;
 
 /// Whether an operand is used as stored or transposed (BLAS's `TRANS`
 /// argument, `'N'` or `'T'`; for real matrices `'C'` is `'T'`).
@@ -227,7 +227,7 @@ impl Gemm {
         let scale_only = alpha == 0.0 || k == 0;
         // One group per grid column whose blocks' kernel packs `B`, built
         // here (no page touched until packed) and shared by its blocks.
-        let groups: Vec<_> = match sharing.ring_bytes() {
+        let groups: Vec<_> = match sharing.ring_slots() {
             Some(ring) if grid.br >= SHARE_MIN_MEMBERS && !scale_only => (0..grid.bc)
                 .map(|g| {
                     let cols = grid.nb.min(n - g * grid.nb);

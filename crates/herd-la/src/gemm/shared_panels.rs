@@ -19,10 +19,14 @@ use super::claims::{Claims, Entered};
 use super::kernel_avx512::NR;
 use super::pack::{pack, packed_len};
 
-/// A group's ring holds every panel of its columns when they fit in this
-/// many bytes (then no slot is ever reused and no member is ever turned
-/// away), else as many as fit, 2 at least.
-pub(super) const RING_BYTES: usize = 64 << 20;
+/// Slots in a group's ring (fewer when the group has fewer panels). Three
+/// let members run up to two panels apart before one is turned away (the
+/// members of a group meet at every panel: each waits for the slices the
+/// others claimed), and the buffers stay few and warm in cache. A ring of
+/// every panel (tried first: 64 MiB a group) wrote each panel into fresh
+/// memory — page faults and cache misses the private path, reusing one
+/// buffer, does not pay — and measured slower at n = 2000 on 2 cores.
+pub(super) const RING_SLOTS: usize = 3;
 
 /// One ring slot's buffer: 64-byte aligned, uninitialised until packed.
 /// Written through raw pointers by the packers of disjoint slices.
@@ -83,20 +87,19 @@ impl Panel<'_> {
 impl SharedPanels {
     /// The panels of a `k × cols` group of `op(B)` walked in steps of
     /// `(kc_step, nc_step)` (the packed product's, for `k` and `cols`), for
-    /// `members` members, in a ring of at most `ring_bytes` (every panel
-    /// when they fit, else 2 panels at least; see [`RING_BYTES`]).
+    /// `members` members, in a ring of at most `ring_slots` panels (see
+    /// [`RING_SLOTS`]; `usize::MAX`: a slot for every panel, never reused).
     pub(super) fn new(
         k: usize,
         cols: usize,
         (kc_step, nc_step): (usize, usize),
         members: usize,
-        ring_bytes: usize,
+        ring_slots: usize,
     ) -> SharedPanels {
         let depth_panels = k.div_ceil(kc_step).max(1);
         let panels = depth_panels * cols.div_ceil(nc_step).max(1);
         let panel_len = packed_len::<NR>(nc_step, kc_step);
-        let fit = ring_bytes / (panel_len * 8).max(1);
-        let slots = if fit >= panels { panels } else { fit.max(2) };
+        let slots = panels.min(ring_slots).max(1);
         let slivers = nc_step.div_ceil(NR);
         // Two slices per member: a slow member's share is taken up by the
         // others in halves.
@@ -175,18 +178,18 @@ mod tests {
     use super::super::packed::panel_steps;
     use super::*;
 
-    /// Every panel gets a slot when they fit the budget; else as many as
-    /// fit, 2 at least.
+    /// A slot per panel up to the ring's size; slices: two per member, at
+    /// most one per sliver.
     #[test]
-    fn ring_holds_every_panel_that_fits() {
+    fn ring_slots_and_slices() {
         let (k, cols) = (3000, 500);
         let steps = panel_steps(cols, k);
         assert_eq!(steps, (375, 504));
-        let panel = packed_len::<NR>(504, 375) * 8;
-        assert_eq!(SharedPanels::new(k, cols, steps, 4, RING_BYTES).slots(), 8);
-        assert_eq!(SharedPanels::new(k, cols, steps, 4, 3 * panel).slots(), 3);
-        assert_eq!(SharedPanels::new(k, cols, steps, 4, 1).slots(), 2);
-        let one = SharedPanels::new(64, 4000, panel_steps(4000, 64), 16, RING_BYTES);
+        assert_eq!(SharedPanels::new(k, cols, steps, 4, usize::MAX).slots(), 8);
+        assert_eq!(SharedPanels::new(k, cols, steps, 4, RING_SLOTS).slots(), 3);
+        assert_eq!(SharedPanels::new(k, cols, steps, 4, 2).slots(), 2);
+        assert_eq!(SharedPanels::new(k, 20, panel_steps(20, k), 4, RING_SLOTS).claims.per_panel(), 2);
+        let one = SharedPanels::new(64, 4000, panel_steps(4000, 64), 16, RING_SLOTS);
         assert_eq!((one.slots(), one.claims.per_panel()), (1, 32));
     }
 }

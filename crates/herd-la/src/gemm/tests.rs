@@ -540,7 +540,9 @@ fn counted(
 
 /// Shared panels give the same `C`, bit for bit, as every block packing its
 /// own (same packed values, same kernel, same order of operations), checked
-/// against the reference too; with a ring that holds every panel, `B` is
+/// against the reference too, with the default ring and with one that holds
+/// every panel; with the latter (and with the default one when the product
+/// has no more panels than it has slots: rank-K updates), `B` is
 /// packed exactly once per panel per column group, against `br` times per
 /// panel without sharing; `A` is packed as often either way. P = 1..8
 /// participants, rank-K (one panel deep) and deeper products, edges.
@@ -567,8 +569,11 @@ fn shared_b_panels_packed_once_per_group() {
             for blocking in blockings {
                 let grid = Grid::new(blocking, shape, threads).expect("a grid");
                 let (c_old, old) = counted(&pool, kernel, Sharing::Never, shape, blocking);
-                let (c_new, new) = counted(&pool, kernel, Sharing::Auto, shape, blocking);
+                let (c_new, new) = counted(&pool, kernel, Sharing::Ring(usize::MAX), shape, blocking);
+                let (c_auto, auto) = counted(&pool, kernel, Sharing::Auto, shape, blocking);
                 let what = format!("P={threads} {m}x{n}x{k} {grid:?}");
+                assert!(c_auto == c_old, "{what}: the default ring");
+                assert!(auto.b <= old.b && auto.b - auto.b_private <= b_once(grid, n, k), "{what}: {auto:?}");
                 assert!(c_old
                     .col_iter()
                     .zip(c_new.col_iter())
@@ -581,6 +586,16 @@ fn shared_b_panels_packed_once_per_group() {
                 assert_eq!(old.b, grid.br * once, "{what}: without sharing, B once per block");
                 assert_eq!(old.b_private, old.b, "{what}");
                 assert_eq!(new.a, old.a, "{what}: A packed as before");
+                let panels = (0..grid.bc)
+                    .map(|g| {
+                        let cols = grid.nb.min(n - g * grid.nb);
+                        let (kc, nc) = super::packed::panel_steps(cols, k);
+                        k.div_ceil(kc) * cols.div_ceil(nc)
+                    })
+                    .max();
+                if grid.br >= SHARE_MIN_MEMBERS && panels <= Some(RING_SLOTS) {
+                    assert_eq!(auto.b, once, "{what}: every panel in the default ring, B once per group");
+                }
                 if grid.br >= SHARE_MIN_MEMBERS {
                     assert_eq!(new.b, once, "{what}: B once per panel per group");
                     assert_eq!(new.b_private, 0, "{what}");
@@ -603,7 +618,7 @@ fn small_ring_reuses_slots_and_falls_back() {
     let kernel = Kernel::detect();
     // 8 panels deep (k = 3000: kc = 375) for each group; ring of 2 slots.
     let (m, n, k) = (600, 500, 3000);
-    let ring = 2 * super::pack::packed_len::<{ super::kernel_avx512::NR }>(500, 375) * 8;
+    let ring = 2;
     for threads in [1, 2, 3, 4, 8] {
         let pool = pool(threads);
         for blocking in [Blocking::Fixed { rows: 100, cols: 500 }, Blocking::Fixed { rows: 150, cols: 250 }] {
