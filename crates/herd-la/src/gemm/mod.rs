@@ -58,8 +58,14 @@ use counts::{BlockCounts, PackCounts};
 use dispatch::Kernel;
 
 /// Column groups of at least this many blocks share their packed panels of
-/// `B`; smaller ones (and every group when sharing is off) pack per block.
-const SHARE_MIN_MEMBERS: usize = 2;
+/// `B`; smaller ones pack per block. Not 2: on the 2-vCPU Xeon measured
+/// (`herd la gemm -n 2000 --reps 5`, 5 alternating pairs, BENCHMARKS.md
+/// "GEMM: shared packed B panels (session 30)") a group of 2 sharing its
+/// panels ran 4–7 % slower than 2 private copies at n = 2000 (the two
+/// members meet at every panel), though faster at n = 4000 and for the
+/// rank-K update with K = 256; groups of 2 (2 participants) keep the
+/// private path, groups of 3 or more (P ≥ 6 or so: 4 × 4 for 16) share.
+const SHARE_MIN_MEMBERS: usize = 3;
 
 /// Whether the blocks of a column group share packed panels of `B`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,21 +76,23 @@ enum Sharing {
     /// kept for the tests that compare the two).
     #[cfg(test)]
     Never,
-    /// As `Auto` with a ring of at most this many panels per group (tests:
-    /// `usize::MAX` never reuses a slot, 2 reuses them with small products).
+    /// Groups of 2 blocks or more share, in a ring of at most this many
+    /// panels per group (tests: `usize::MAX` never reuses a slot, 2 reuses
+    /// them with small products).
     #[cfg(test)]
     Ring(usize),
 }
 
 impl Sharing {
-    /// The ring size of a group (panels), `None` when groups do not share.
-    fn ring_slots(self) -> Option<usize> {
+    /// The ring size (panels) of a group of `members` blocks, `None` when
+    /// its blocks pack their own panels.
+    fn ring_slots(self, members: usize) -> Option<usize> {
         match self {
-            Sharing::Auto => Some(RING_SLOTS),
+            Sharing::Auto => (members >= SHARE_MIN_MEMBERS).then_some(RING_SLOTS),
             #[cfg(test)]
             Sharing::Never => None,
             #[cfg(test)]
-            Sharing::Ring(slots) => Some(slots),
+            Sharing::Ring(slots) => (members >= 2).then_some(slots),
         }
     }
 }
@@ -227,8 +235,8 @@ impl Gemm {
         let scale_only = alpha == 0.0 || k == 0;
         // One group per grid column whose blocks' kernel packs `B`, built
         // here (no page touched until packed) and shared by its blocks.
-        let groups: Vec<_> = match sharing.ring_slots() {
-            Some(ring) if grid.br >= SHARE_MIN_MEMBERS && !scale_only => (0..grid.bc)
+        let groups: Vec<_> = match sharing.ring_slots(grid.br) {
+            Some(ring) if !scale_only => (0..grid.bc)
                 .map(|g| {
                     let cols = grid.nb.min(n - g * grid.nb);
                     choose(kernel, grid.mb.min(m), cols).shared_panels(k, cols, grid.br, ring)

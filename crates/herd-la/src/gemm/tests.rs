@@ -490,6 +490,8 @@ fn auto_grid_of_large_pools() {
         assert_eq!(cut(shape, 64), (8, 8));
         assert_eq!(cut(shape, 128), (12, 11));
     }
+    assert_eq!(cut((4000, 4000, 256), 8), (3, 3));
+    assert_eq!(cut((2000, 2000, 2000), 8), (3, 3));
     // n = 2000 on 128: blocks of 168 × 182, under the packed product's
     // smallest side (faer's kernel, nothing shared).
     assert_eq!(Grid::auto((2000, 2000, 64), 128), Grid { mb: 168, nb: 182, br: 12, bc: 11 });
@@ -596,7 +598,10 @@ fn shared_b_panels_packed_once_per_group() {
                 if grid.br >= SHARE_MIN_MEMBERS && panels <= Some(RING_SLOTS) {
                     assert_eq!(auto.b, once, "{what}: every panel in the default ring, B once per group");
                 }
-                if grid.br >= SHARE_MIN_MEMBERS {
+                if grid.br < SHARE_MIN_MEMBERS {
+                    assert_eq!(auto, old, "{what}: groups this small pack per block by default");
+                }
+                if grid.br >= 2 {
                     assert_eq!(new.b, once, "{what}: B once per panel per group");
                     assert_eq!(new.b_private, 0, "{what}");
                 } else {
