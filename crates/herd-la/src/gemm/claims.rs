@@ -3,8 +3,8 @@
 //!
 //! The blocks of a grid column ("members" of the group) walk the same
 //! sequence of `kc × nc` panels of `B`, numbered `t = 0, 1, …`. Panel `t`
-//! lives in slot `t % R` of a ring of `R` slots (`R` = every panel when they
-//! fit the ring's memory budget, else 2 or more); each slot's panel is cut
+//! lives in slot `t % R` of a ring of `R` slots (3, or fewer when there are
+//! fewer panels); each slot's panel is cut
 //! into `S` slices (runs of whole `NR`-column slivers).
 //!
 //! * **Slot word** (one cache line per slot): `(t + 1) << 32 | readers`,
