@@ -11,8 +11,15 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 
+use super::counts::PackCounts;
 #[cfg(target_arch = "x86_64")]
 use super::kernel_avx512::Avx512;
+#[cfg(target_arch = "x86_64")]
+pub(super) use super::shared_panels::SharedPanels;
+
+/// Shared panels of `B` exist only with herd's packed product.
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) enum SharedPanels {}
 
 /// Blocks of `C` with fewer rows or columns than this go to faer even on
 /// AVX-512 CPUs. On the 2-core Xeon measured (blocks of square products
@@ -57,8 +64,33 @@ impl Kernel {
         }
     }
 
+    /// The shared panels of `B` for a column group of `members` blocks of
+    /// `cols` columns and inner dimension `k`, where this kernel packs `B`
+    /// (herd's packed product), in a ring of at most `ring_slots` panels; `None`
+    /// for faer's.
+    pub(super) fn shared_panels(
+        self,
+        k: usize,
+        cols: usize,
+        members: usize,
+        ring_slots: usize,
+    ) -> Option<SharedPanels> {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(_) => {
+                Some(SharedPanels::new(k, cols, super::packed::panel_steps(cols, k), members, ring_slots))
+            }
+            Kernel::Faer => {
+                let _ = (k, cols, members, ring_slots);
+                None
+            }
+        }
+    }
+
     /// `c ← α·a·b + β·c` on the calling thread (`k ≥ 1`, `α ≠ 0`; `β = 0`
-    /// writes `c` without reading it).
+    /// writes `c` without reading it), the panels of `B` from `shared` (the
+    /// block's column group and its index there) where the kernel packs
+    /// them. Returns what herd's packed product packed (nothing for faer's).
     pub(super) fn multiply(
         self,
         alpha: f64,
@@ -66,11 +98,13 @@ impl Kernel {
         b: MatRef<'_, f64>,
         beta: f64,
         mut c: MatMut<'_, f64>,
-    ) {
+        shared: Option<(&SharedPanels, usize)>,
+    ) -> PackCounts {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(cpu) => super::packed::gemm(cpu, alpha, a, b, beta, c),
+            Kernel::Avx512(cpu) => super::packed::gemm(cpu, alpha, a, b, beta, c, shared),
             Kernel::Faer => {
+                let _ = shared;
                 let accum = if beta == 0.0 {
                     Accum::Replace
                 } else {
@@ -80,6 +114,7 @@ impl Kernel {
                     Accum::Add
                 };
                 matmul(c, accum, a, b, alpha, Par::Seq);
+                PackCounts::default()
             }
         }
     }

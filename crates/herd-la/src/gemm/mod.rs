@@ -13,6 +13,15 @@
 //! is ever called. The blocks are disjoint `MatMut` views split off `C`,
 //! spread with `herd::join` (see `blocks.rs`).
 //!
+//! The blocks of a grid column share its columns of `C`, so they need the
+//! same packed panels of `B`: with the packed product, such a column group
+//! (of at least [`SHARE_MIN_MEMBERS`] blocks) packs each `kc × nc` panel of
+//! `B` once between its members, each packing a slice of it into a shared
+//! ring (`shared_panels.rs`, by the wait-free-to-enter claim protocol of
+//! `claims.rs`), instead of once per block; each block still packs its own
+//! blocks of `A` (issue 15). What a call packed is counted per block
+//! (`counts.rs`) for the tests.
+//!
 //! The rank-K update of the ATLAS paper, `C ← C − A·Bᵀ` with a small `K`, is
 //! `gemm(Op::NoTrans, Op::Trans, -1.0, a, b, 1.0, c)`: the partition is over
 //! `C`, so a small `K` costs no parallelism.
@@ -23,6 +32,9 @@
 //! as BLAS does (no check, no error).
 
 mod blocks;
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+mod claims;
+mod counts;
 mod dispatch;
 #[cfg(target_arch = "x86_64")]
 mod kernel_avx512;
@@ -30,6 +42,8 @@ mod kernel_avx512;
 mod pack;
 #[cfg(target_arch = "x86_64")]
 mod packed;
+#[cfg(target_arch = "x86_64")]
+mod shared_panels;
 #[cfg(test)]
 mod tests;
 
@@ -40,7 +54,54 @@ use faer::{MatMut, MatRef};
 use crate::error::invalid;
 use crate::LaError;
 use blocks::{for_each_block, Grid};
+use counts::{BlockCounts, PackCounts};
 use dispatch::Kernel;
+
+/// Column groups of at least this many blocks share their packed panels of
+/// `B`; smaller ones pack per block. Not 2: on the 2-vCPU Xeon measured
+/// (`herd la gemm -n 2000 --reps 5`, 5 alternating pairs, BENCHMARKS.md
+/// "GEMM: shared packed B panels (session 30)") a group of 2 sharing its
+/// panels ran 4–7 % slower than 2 private copies at n = 2000 (the two
+/// members meet at every panel), though faster at n = 4000 and for the
+/// rank-K update with K = 256; groups of 2 (2 participants) keep the
+/// private path, groups of 3 or more (P ≥ 6 or so: 4 × 4 for 16) share.
+const SHARE_MIN_MEMBERS: usize = 3;
+
+/// Whether the blocks of a column group share packed panels of `B`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sharing {
+    /// When the group has at least [`SHARE_MIN_MEMBERS`] blocks.
+    Auto,
+    /// Never: every block packs its own panels (the path before issue 15,
+    /// kept for the tests that compare the two).
+    #[cfg(test)]
+    Never,
+    /// Groups of 2 blocks or more share, in a ring of at most this many
+    /// panels per group (tests: `usize::MAX` never reuses a slot, 2 reuses
+    /// them with small products).
+    #[cfg(test)]
+    Ring(usize),
+}
+
+impl Sharing {
+    /// The ring size (panels) of a group of `members` blocks, `None` when
+    /// its blocks pack their own panels.
+    fn ring_slots(self, members: usize) -> Option<usize> {
+        match self {
+            Sharing::Auto => (members >= SHARE_MIN_MEMBERS).then_some(RING_SLOTS),
+            #[cfg(test)]
+            Sharing::Never => None,
+            #[cfg(test)]
+            Sharing::Ring(slots) => (members >= 2).then_some(slots),
+        }
+    }
+}
+
+/// Ring size per column group (the packed product's; unused elsewhere).
+#[cfg(target_arch = "x86_64")]
+const RING_SLOTS: usize = shared_panels::RING_SLOTS;
+#[cfg(not(target_arch = "x86_64"))]
+const RING_SLOTS: usize = 0;
 
 /// Whether an operand is used as stored or transposed (BLAS's `TRANS`
 /// argument, `'N'` or `'T'`; for real matrices `'C'` is `'T'`).
@@ -126,11 +187,12 @@ impl Gemm {
     ///   `C`'s column count;
     /// * [`LaError::InvalidTileSize`] for a [`Blocking::Fixed`] dimension of 0.
     pub fn run(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) -> Result<(), LaError> {
-        self.run_with(Kernel::detect(), Kernel::for_block, a, b, c)
+        self.run_counted(Kernel::detect(), Kernel::for_block, Sharing::Auto, a, b, c).map(|_| ())
     }
 
     /// [`Gemm::run`] with a `rows × cols` block multiplied by
     /// `choose(kernel, rows, cols)`.
+    #[cfg(test)]
     fn run_with(
         &self,
         kernel: Kernel,
@@ -139,6 +201,21 @@ impl Gemm {
         b: MatRef<'_, f64>,
         c: MatMut<'_, f64>,
     ) -> Result<(), LaError> {
+        self.run_counted(kernel, choose, Sharing::Auto, a, b, c).map(|_| ())
+    }
+
+    /// [`Gemm::run`] with a `rows × cols` block multiplied by
+    /// `choose(kernel, rows, cols)` and column groups sharing panels of `B`
+    /// as `sharing` says; returns what the call packed.
+    fn run_counted(
+        &self,
+        kernel: Kernel,
+        choose: fn(Kernel, usize, usize) -> Kernel,
+        sharing: Sharing,
+        a: MatRef<'_, f64>,
+        b: MatRef<'_, f64>,
+        c: MatMut<'_, f64>,
+    ) -> Result<PackCounts, LaError> {
         let Gemm { op_a, op_b, alpha, beta, blocking } = *self;
         let (a, b) = (op_a.apply(a), op_b.apply(b));
         let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
@@ -153,24 +230,40 @@ impl Gemm {
         }
         let grid = Grid::new(blocking, (m, n, k), herd::current_num_threads())?;
         if m == 0 || n == 0 {
-            return Ok(());
+            return Ok(PackCounts::default());
         }
         let scale_only = alpha == 0.0 || k == 0;
+        // One group per grid column whose blocks' kernel packs `B`, built
+        // here (no page touched until packed) and shared by its blocks.
+        let groups: Vec<_> = match sharing.ring_slots(grid.br) {
+            Some(ring) if !scale_only => (0..grid.bc)
+                .map(|g| {
+                    let cols = grid.nb.min(n - g * grid.nb);
+                    choose(kernel, grid.mb.min(m), cols).shared_panels(k, cols, grid.br, ring)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let counts = BlockCounts::new(grid.br * grid.bc);
         for_each_block(c, grid, &|block: MatMut<'_, f64>, row0, col0| {
             if scale_only {
                 scale(block, beta);
                 return;
             }
             let (rows, cols) = (block.nrows(), block.ncols());
-            choose(kernel, rows, cols).multiply(
+            let (member, group) = (row0 / grid.mb, col0 / grid.nb);
+            let shared = groups.get(group).and_then(Option::as_ref).map(|g| (g, member));
+            let packed = choose(kernel, rows, cols).multiply(
                 alpha,
                 a.subrows(row0, rows),
                 b.subcols(col0, cols),
                 beta,
                 block,
+                shared,
             );
+            counts.store(member * grid.bc + group, packed);
         });
-        Ok(())
+        Ok(counts.total())
     }
 }
 
@@ -194,5 +287,5 @@ pub(crate) fn sub_product(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, 
     if c.nrows() == 0 || c.ncols() == 0 || a.ncols() == 0 {
         return;
     }
-    Kernel::detect().for_block(c.nrows(), c.ncols()).multiply(-1.0, a, b, 1.0, c);
+    Kernel::detect().for_block(c.nrows(), c.ncols()).multiply(-1.0, a, b, 1.0, c, None);
 }

@@ -12,16 +12,20 @@
 //! following ones add (`β = 1`).
 //!
 //! The participants of a parallel [`Gemm`](super::Gemm) each run this on
-//! their own block of `C` and pack their own panels: with one block per
-//! participant, each packs the `kc × nc` panels of its block's columns once
-//! per `mc` rows' worth of arithmetic, a small cost against the product.
+//! their own block of `C` and pack their own blocks of `A`. The panels of
+//! `B` are either packed privately (each block its own copy of every panel
+//! of its columns) or, when the block belongs to a column group
+//! ([`SharedPanels`]), taken from the group's shared ring, which its members
+//! pack once between them (issue 15).
 
 use core::mem::MaybeUninit;
 
 use faer::{MatMut, MatRef};
 
+use super::counts::PackCounts;
 use super::kernel_avx512::{Avx512, MR, NR};
 use super::pack::{pack, packed_len};
+use super::shared_panels::SharedPanels;
 
 /// Depth of a packed slice at most. A `kc × NR` sliver of `B` (42 KiB)
 /// is reused from L1 (48 KiB on the Xeon measured) by the whole inner loop.
@@ -44,6 +48,13 @@ const _: () = assert!(MC.is_multiple_of(MR) && NC.is_multiple_of(NR));
 fn balanced_step(len: usize, max: usize, align: usize) -> usize {
     let parts = len.div_ceil(max).max(1);
     len.div_ceil(parts).next_multiple_of(align).min((max / align).max(1) * align)
+}
+
+/// The depth and width steps `(kc, nc)` of the panels of `B` for a block
+/// of `n` columns and inner dimension `k`: [`gemm`] walks `B` in these, and
+/// a column group's [`SharedPanels`] are cut the same way.
+pub(super) fn panel_steps(n: usize, k: usize) -> (usize, usize) {
+    (balanced_step(k, KC, 1), balanced_step(n, NC, NR))
 }
 
 /// Scratch buffers up to this many values (1 MiB) are kept by their thread
@@ -101,7 +112,10 @@ impl Drop for Aligned {
 }
 
 /// `C ← α·A·B + β·C` on the calling thread with the AVX-512 micro-kernel
-/// (`A` `m × k`, `B` `k × n`, `C` `m × n`, any strides, `k ≥ 1`).
+/// (`A` `m × k`, `B` `k × n`, `C` `m × n`, any strides, `k ≥ 1`); the
+/// panels of `B` from `shared` (the block's column group and its member
+/// index there, the group's panels being of this `B`) where it lets this
+/// member in, else packed privately. Returns what this call packed.
 pub(super) fn gemm(
     cpu: Avx512,
     alpha: f64,
@@ -109,26 +123,44 @@ pub(super) fn gemm(
     b: MatRef<'_, f64>,
     beta: f64,
     c: MatMut<'_, f64>,
-) {
+    shared: Option<(&SharedPanels, usize)>,
+) -> PackCounts {
     let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
     debug_assert!(a.nrows() == m && b.nrows() == k && b.ncols() == n);
+    let mut counts = PackCounts::default();
     if m == 0 || n == 0 || k == 0 {
-        return;
+        return counts;
     }
-    let (kc_step, mc_step, nc_step) =
-        (balanced_step(k, KC, 1), balanced_step(m, MC, MR), balanced_step(n, NC, NR));
+    let ((kc_step, nc_step), mc_step) = (panel_steps(n, k), balanced_step(m, MC, MR));
     let mut a_pack = Aligned::new(packed_len::<MR>(mc_step, kc_step));
-    let mut b_pack = Aligned::new(packed_len::<NR>(nc_step, kc_step));
+    // Allocated on the first panel this block packs privately.
+    let mut b_pack: Option<Aligned> = None;
     let (rs, cs) = (c.row_stride(), c.col_stride());
     let c_ptr = c.as_ptr_mut();
     for jc in (0..n).step_by(nc_step) {
         let nc = nc_step.min(n - jc);
         for pc in (0..k).step_by(kc_step) {
             let kc = kc_step.min(k - pc);
-            let b_ptr = pack::<NR>(b_pack.slice(), b.submatrix(pc, jc, kc, nc).transpose()).as_ptr();
+            // Held (the slot kept from reuse) until this panel's products are done.
+            let panel = shared.and_then(|(group, member)| group.panel(member, (pc, jc), (kc, nc), b));
+            let b_ptr = match &panel {
+                Some(panel) => {
+                    counts.b += panel.packed;
+                    panel.as_ptr()
+                }
+                None => {
+                    let len = packed_len::<NR>(nc, kc);
+                    counts.b += len;
+                    counts.b_private += len;
+                    let buffer =
+                        b_pack.get_or_insert_with(|| Aligned::new(packed_len::<NR>(nc_step, kc_step)));
+                    pack::<NR>(buffer.slice(), b.submatrix(pc, jc, kc, nc).transpose()).as_ptr()
+                }
+            };
             let beta = if pc == 0 { beta } else { 1.0 };
             for ic in (0..m).step_by(mc_step) {
                 let mc = mc_step.min(m - ic);
+                counts.a += packed_len::<MR>(mc, kc);
                 let a_ptr = pack::<MR>(a_pack.slice(), a.submatrix(ic, pc, mc, kc)).as_ptr();
                 for jr in (0..nc).step_by(NR) {
                     let nr = NR.min(nc - jr);
@@ -138,9 +170,11 @@ pub(super) fn gemm(
                         // SAFETY: the packed block holds `ceil(mc/MR)` slivers
                         // of `MR·kc` values and the panel `ceil(nc/NR)` of
                         // `NR·kc` (`ir/MR`-th and `jr/NR`-th start at
-                        // `ir·kc`, `jr·kc`); the tile `row..row+mr`,
-                        // `col..col+nr` lies inside `C`, a `MatMut` we hold
-                        // exclusively, which the scratch buffers do not alias.
+                        // `ir·kc`, `jr·kc`), a shared panel held (`panel`)
+                        // and fully published until the end of this `pc`
+                        // step; the tile `row..row+mr`, `col..col+nr` lies
+                        // inside `C`, a `MatMut` we hold exclusively, which
+                        // the packed buffers do not alias.
                         unsafe {
                             cpu.tile(
                                 kc,
@@ -158,6 +192,7 @@ pub(super) fn gemm(
             }
         }
     }
+    counts
 }
 
 #[cfg(test)]

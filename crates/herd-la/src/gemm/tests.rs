@@ -2,6 +2,7 @@
 //! test ratios: `‖C − C_ref‖_F ≤ c·k·ε·(|α|·‖A‖_F·‖B‖_F + |β|·‖C₀‖_F)`.
 
 use super::blocks::Grid;
+use super::counts::PackCounts;
 use super::dispatch::Kernel;
 use super::*;
 use crate::probe::{frobenius, Part};
@@ -9,6 +10,7 @@ use crate::random_matrix;
 use faer::linalg::matmul::matmul;
 use faer::Mat;
 use faer::{Accum, Par};
+use std::sync::atomic::Ordering;
 
 /// The ratio's bound `c` (LAPACK's testing uses thresholds of 10–30).
 const THRESHOLD: f64 = 10.0;
@@ -467,4 +469,220 @@ fn narrow_blocks_go_to_faer() {
     for (rows, cols) in [(256, 256), (2000, 4000)] {
         assert_eq!(format!("{:?}", detected.for_block(rows, cols)), format!("{detected:?}"), "{rows}x{cols}");
     }
+}
+
+/// The grid `Blocking::Auto` cuts for large pools: the row blocks of a grid
+/// column (its "column group") all need the same panels of `B`, so without
+/// shared panels `B` is packed `br` times per call (issue 15). Recorded for
+/// P = 16, 64, 128 (the pools of the nodes herd is for).
+#[test]
+fn auto_grid_of_large_pools() {
+    let cut = |shape, p| {
+        let g = Grid::auto(shape, p);
+        (g.br, g.bc)
+    };
+    // Square n = 4000 and n = 8000 products, the rank-K update (K = 256):
+    // `br` row blocks per grid column, so `B` packed `br` times per call
+    // without shared panels (132 blocks for 128: the squarest cut).
+    for shape in [(4000, 4000, 4000), (8000, 8000, 8000), (4000, 4000, 256)] {
+        assert_eq!(cut(shape, 2), (2, 1));
+        assert_eq!(cut(shape, 16), (4, 4));
+        assert_eq!(cut(shape, 64), (8, 8));
+        assert_eq!(cut(shape, 128), (12, 11));
+    }
+    assert_eq!(cut((4000, 4000, 256), 8), (3, 3));
+    assert_eq!(cut((2000, 2000, 2000), 8), (3, 3));
+    // n = 2000 on 128: blocks of 168 × 182, under the packed product's
+    // smallest side (faer's kernel, nothing shared).
+    assert_eq!(Grid::auto((2000, 2000, 64), 128), Grid { mb: 168, nb: 182, br: 12, bc: 11 });
+}
+
+/// `B` packed once per panel per column group: the values of every panel of
+/// every group's columns, `k × (its columns rounded up to NR per panel)`.
+#[cfg(target_arch = "x86_64")]
+fn b_once(grid: Grid, n: usize, k: usize) -> usize {
+    use super::kernel_avx512::NR;
+    (0..grid.bc)
+        .map(|g| {
+            let cols = grid.nb.min(n - g * grid.nb);
+            let (_, nc_step) = super::packed::panel_steps(cols, k);
+            (0..cols)
+                .step_by(nc_step)
+                .map(|jc| nc_step.min(cols - jc).next_multiple_of(NR) * k)
+                .sum::<usize>()
+        })
+        .sum()
+}
+
+/// Runs `gemm` (every block on the packed kernel) with `sharing` on `pool`
+/// and returns `C` and the counts.
+fn counted(
+    pool: &herd::Pool,
+    kernel: Kernel,
+    sharing: Sharing,
+    (m, n, k): (usize, usize, usize),
+    blocking: Blocking,
+) -> (Mat<f64>, PackCounts) {
+    let (a, b) = (random_matrix(m, k, 31), random_matrix(n, k, 32));
+    let mut c = random_matrix(m, n, 33);
+    let counts = pool
+        .install(|| {
+            Gemm::new(Op::NoTrans, Op::Trans, -1.0, 1.0).blocking(blocking).run_counted(
+                kernel,
+                ALWAYS,
+                sharing,
+                a.as_ref(),
+                b.as_ref(),
+                c.as_mut(),
+            )
+        })
+        .expect("valid arguments");
+    (c, counts)
+}
+
+/// Shared panels give the same `C`, bit for bit, as every block packing its
+/// own (same packed values, same kernel, same order of operations), checked
+/// against the reference too, with the default ring and with one that holds
+/// every panel; with the latter (and with the default one when the product
+/// has no more panels than it has slots: rank-K updates), `B` is
+/// packed exactly once per panel per column group, against `br` times per
+/// panel without sharing; `A` is packed as often either way. P = 1..8
+/// participants, rank-K (one panel deep) and deeper products, edges.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn shared_b_panels_packed_once_per_group() {
+    let Kernel::Avx512(_) = Kernel::detect() else { return };
+    let kernel = Kernel::detect();
+    for threads in 1..=8 {
+        let pool = pool(threads);
+        for (m, n, k) in [
+            (1000usize, 600usize, 64usize),
+            (700, 900, 256),
+            (1030, 517, 385),
+            (640, 1100, 1000),
+            (900, 300, 1),
+        ] {
+            let shape = (m, n, k);
+            let blockings = [
+                Blocking::Auto,
+                Blocking::Fixed { rows: m.div_ceil(threads.max(2)), cols: n },
+                Blocking::Fixed { rows: 200, cols: 300 },
+            ];
+            for blocking in blockings {
+                let grid = Grid::new(blocking, shape, threads).expect("a grid");
+                let (c_old, old) = counted(&pool, kernel, Sharing::Never, shape, blocking);
+                let (c_new, new) = counted(&pool, kernel, Sharing::Ring(usize::MAX), shape, blocking);
+                let (c_auto, auto) = counted(&pool, kernel, Sharing::Auto, shape, blocking);
+                let what = format!("P={threads} {m}x{n}x{k} {grid:?}");
+                assert!(c_auto == c_old, "{what}: the default ring");
+                assert!(auto.b <= old.b && auto.b - auto.b_private <= b_once(grid, n, k), "{what}: {auto:?}");
+                assert!(c_old
+                    .col_iter()
+                    .zip(c_new.col_iter())
+                    .all(|(x, y)| x.iter().zip(y.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
+                let (a, b) = (random_matrix(m, k, 31), random_matrix(n, k, 32));
+                let want = reference(Op::NoTrans, Op::Trans, -1.0, &a, &b, 1.0, &random_matrix(m, n, 33));
+                let r = ratio((&c_new, &want), (-1.0, &a, &b, k), 1.0, &random_matrix(m, n, 33));
+                assert!(r < THRESHOLD, "{what}: ratio {r}");
+                let once = b_once(grid, n, k);
+                assert_eq!(old.b, grid.br * once, "{what}: without sharing, B once per block");
+                assert_eq!(old.b_private, old.b, "{what}");
+                assert_eq!(new.a, old.a, "{what}: A packed as before");
+                let panels = (0..grid.bc)
+                    .map(|g| {
+                        let cols = grid.nb.min(n - g * grid.nb);
+                        let (kc, nc) = super::packed::panel_steps(cols, k);
+                        k.div_ceil(kc) * cols.div_ceil(nc)
+                    })
+                    .max();
+                if grid.br >= SHARE_MIN_MEMBERS && panels <= Some(RING_SLOTS) {
+                    assert_eq!(auto.b, once, "{what}: every panel in the default ring, B once per group");
+                }
+                if grid.br < SHARE_MIN_MEMBERS {
+                    assert_eq!(auto, old, "{what}: groups this small pack per block by default");
+                }
+                if grid.br >= 2 {
+                    assert_eq!(new.b, once, "{what}: B once per panel per group");
+                    assert_eq!(new.b_private, 0, "{what}");
+                } else {
+                    assert_eq!(new, old, "{what}: a group of one block packs as before");
+                }
+            }
+        }
+    }
+}
+
+/// A ring smaller than the panels (slots reused): members that come late
+/// or find a slot still read pack privately, never wait; `C` is still bit
+/// for bit the unshared one, each panel is packed into the ring at most
+/// once, and no panel is packed more often than without sharing.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn small_ring_reuses_slots_and_falls_back() {
+    let Kernel::Avx512(_) = Kernel::detect() else { return };
+    let kernel = Kernel::detect();
+    // 8 panels deep (k = 3000: kc = 375) for each group; ring of 2 slots.
+    let (m, n, k) = (600, 500, 3000);
+    let ring = 2;
+    for threads in [1, 2, 3, 4, 8] {
+        let pool = pool(threads);
+        for blocking in [Blocking::Fixed { rows: 100, cols: 500 }, Blocking::Fixed { rows: 150, cols: 250 }] {
+            let grid = Grid::new(blocking, (m, n, k), threads).expect("a grid");
+            let (c_old, old) = counted(&pool, kernel, Sharing::Never, (m, n, k), blocking);
+            let (c_new, new) = counted(&pool, kernel, Sharing::Ring(ring), (m, n, k), blocking);
+            let what = format!("P={threads} {grid:?} {new:?}");
+            assert!(c_old
+                .col_iter()
+                .zip(c_new.col_iter())
+                .all(|(x, y)| x.iter().zip(y.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
+            let once = b_once(grid, n, k);
+            assert!(new.b - new.b_private <= once, "{what}: a panel packed twice into the ring");
+            assert!(new.b >= once && new.b <= old.b, "{what}");
+            assert_eq!(new.a, old.a, "{what}");
+        }
+    }
+}
+
+/// Fewer participants than members, and members that never come together:
+/// one participant runs a group's blocks one after another (the first packs
+/// every panel, the others find them packed); two products at once on a
+/// 2-participant pool, each from one side of a `join`, with 8-member groups;
+/// a product beside a participant kept busy. All finish with `C` right.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn absent_and_busy_members_never_block() {
+    let Kernel::Avx512(_) = Kernel::detect() else { return };
+    let kernel = Kernel::detect();
+    let (m, n, k) = (800, 700, 500);
+    let eight = Blocking::Fixed { rows: 100, cols: 350 };
+    let grid = Grid::new(eight, (m, n, k), 1).expect("a grid");
+    let (c_ref, _) = counted(&pool(1), kernel, Sharing::Never, (m, n, k), eight);
+    let (c_one, one) = counted(&pool(1), kernel, Sharing::Auto, (m, n, k), eight);
+    assert_eq!(one.b, b_once(grid, n, k), "one participant packs B once per group");
+    assert!(c_one == c_ref);
+    let two = pool(2);
+    let (x, y) = two.install(|| {
+        herd::join(
+            || counted(&two, kernel, Sharing::Auto, (m, n, k), eight),
+            || counted(&two, kernel, Sharing::Auto, (m, n, k), eight),
+        )
+    });
+    assert!(x.0 == c_ref && y.0 == c_ref);
+    let busy = std::sync::atomic::AtomicBool::new(false);
+    let (_, z) = two.install(|| {
+        herd::join(
+            || {
+                let t = std::time::Instant::now();
+                while t.elapsed() < std::time::Duration::from_millis(200) && !busy.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            },
+            || {
+                let r = counted(&two, kernel, Sharing::Auto, (m, n, k), eight);
+                busy.store(true, Ordering::Relaxed);
+                r
+            },
+        )
+    });
+    assert!(z.0 == c_ref);
 }
