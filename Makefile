@@ -54,6 +54,7 @@ test-loom:
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-omp --release --lib --target-dir target/loom -- loom_models
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-flow --release --lib --target-dir target/loom -- models
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-mpi --release --lib --target-dir target/loom -- models
+	RUSTFLAGS="--cfg loom" $(CARGO) test -p herd-la --release --lib --target-dir target/loom -- claims_models
 
 # Randomized (random and PCT) schedule checks of the protocols whose models
 # need more threads than loom can search: several wakers of different ranges
