@@ -167,6 +167,27 @@ static inline long env_long(const char *var, long dflt) {
     return strtol(s, NULL, 10);
 }
 
+/* Runs a region of `nthreads` (0: the default team) in which every worker
+ * (not the initial thread, whose stack is the process's) fills and sums
+ * `mb - 2` MiB of its own stack; returns the workers that summed wrongly
+ * and sets *workers to how many ran.  A worker stack smaller than `mb` MiB
+ * crashes the program instead (the caller's check cannot pass then). */
+static inline int check_worker_stacks(long mb, int nthreads, int *workers) {
+    size_t n = (size_t)(mb - 2) << 20;
+    int bad = 0, ran = 0;
+#pragma omp parallel num_threads(nthreads > 0 ? nthreads : omp_get_max_threads()) reduction(+ : bad, ran)
+    if (omp_get_thread_num() != 0) {
+        volatile unsigned char vla[n];
+        memset((unsigned char *)vla, 5, n);
+        long s = 0;
+        for (size_t i = 0; i < n; i += 4096) s += vla[i];
+        bad += s != (long)(n / 4096) * 5;
+        ran++;
+    }
+    *workers = ran;
+    return bad;
+}
+
 /* Short busy wait (a few microseconds) that widens race windows without
  * sleeping; `n` is roughly the number of loop trips. */
 static inline void check_spin(long n) {

@@ -56,18 +56,8 @@ int main(void) {
         check_known("thread_limit", omp_get_thread_limit() == tl, gomp, "%d, want %ld", omp_get_thread_limit(), tl);
     long mb = env_long("EXPECT_STACK_MB", 0);
     if (mb > 2 && !gomp) {
-        size_t n = (size_t)(mb - 2) << 20;
-        int bad = 0, workers = 0;
-#pragma omp parallel num_threads(2) reduction(+ : bad, workers)
-        if (omp_get_thread_num() != 0) {
-            volatile unsigned char vla[n];
-            memset((unsigned char *)vla, 7, n);
-            long s = 0;
-            for (size_t i = 0; i < n; i += 4096) s += vla[i];
-            bad += s != (long)(n / 4096) * 7;
-            workers++;
-        }
-        CHECK("stacksize.per_worker", bad == 0 && workers == 1, "%d of %d workers summed wrongly", bad, workers);
+        int workers = 0, wrong = check_worker_stacks(mb, 2, &workers);
+        CHECK("stacksize.per_worker", wrong == 0 && workers == 1, "%d of %d workers summed wrongly", wrong, workers);
     }
     int sum = 0;
 #pragma omp parallel num_threads(2) reduction(+ : sum)

@@ -40,19 +40,8 @@ int main(void) {
     CHECK("stack.tasks_4MiB", bad == 0, "%ld tasks summed wrongly", bad);
     long mb = env_long("EXPECT_STACK_MB", 0);
     if (mb > 2) {
-        size_t n = (size_t)(mb - 2) << 20;
-        bad = 0;
-        int workers = 0;
-#pragma omp parallel reduction(+ : bad, workers)
-        if (omp_get_thread_num() != 0) {
-            volatile unsigned char vla[n];
-            memset((unsigned char *)vla, 5, n);
-            long s = 0;
-            for (size_t i = 0; i < n; i += 4096) s += vla[i];
-            bad += s != (long)(n / 4096) * 5;
-            workers++;
-        }
-        CHECK("stack.env_size_per_worker", bad == 0 && workers > 0, "%ld of %d workers summed wrongly", bad,
+        int workers = 0, wrong = check_worker_stacks(mb, 0, &workers);
+        CHECK("stack.env_size_per_worker", wrong == 0 && workers > 0, "%d of %d workers summed wrongly", wrong,
               workers);
     }
     return check_done();
