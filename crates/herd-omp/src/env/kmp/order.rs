@@ -65,11 +65,13 @@ pub fn resolve(a: &KmpAffinity, topo: &Topology) -> Resolved {
         _ => {}
     }
     let unit = |pu: &Pu| levels.unit_of(pu, gran);
-    let mask = |key: (usize, usize)| -> Vec<u32> {
-        let mut m: Vec<u32> = pus.iter().filter(|p| unit(p) == key).map(|p| p.os_index).collect();
-        m.sort_unstable();
-        m
-    };
+    // Each unit's OS CPUs, in one pass (the places are built in O(P log P)).
+    let mut units: std::collections::HashMap<(usize, usize), Vec<u32>> = Default::default();
+    for pu in pus {
+        units.entry(unit(pu)).or_default().push(pu.os_index);
+    }
+    units.values_mut().for_each(|m| m.sort_unstable());
+    let mask = |key: (usize, usize)| -> Vec<u32> { units[&key].clone() };
     let mut places: Vec<Vec<u32>> = match kind {
         AffinityType::None | AffinityType::Disabled => return finish(None, warnings, a),
         AffinityType::Explicit => {
@@ -119,7 +121,7 @@ pub fn resolve(a: &KmpAffinity, topo: &Topology) -> Resolved {
                 ));
             }
             let mut order: Vec<usize> = (0..pus.len()).collect();
-            order.sort_by_key(|&i| levels.compact_key(i, compact));
+            order.sort_by_cached_key(|&i| levels.compact_key(i, compact));
             let mut list: Vec<Vec<u32>> = Vec::new();
             let mut seen = std::collections::HashSet::new();
             for i in order {
@@ -150,16 +152,17 @@ fn finish(places: Option<Vec<Vec<u32>>>, warnings: Vec<String>, a: &KmpAffinity)
 /// Each PU's labels, level by level, outermost first (package, then NUMA
 /// node and L3 where each is a level of its own, core, thread in the core),
 /// each counted within its parent as libomp's `sub_ids` are.
-struct Levels<'a> {
-    pus: &'a [Pu],
+struct Levels {
     /// `sub[l][i]`: PU `i`'s label at level `l`.
     sub: Vec<Vec<usize>>,
     /// Kept levels, outermost first, with the key of each PU's unit there.
     keys: Vec<Vec<usize>>,
+    /// Whether the machine has an L3 (the last-level cache then).
+    has_l3: bool,
 }
 
-impl<'a> Levels<'a> {
-    fn of(pus: &'a [Pu]) -> Levels<'a> {
+impl Levels {
+    fn of(pus: &[Pu]) -> Levels {
         let count = |k: &[usize]| k.iter().collect::<std::collections::HashSet<_>>().len();
         let package: Vec<usize> = pus.iter().map(|p| p.package).collect();
         let core: Vec<usize> = pus.iter().map(|p| p.core).collect();
@@ -196,7 +199,7 @@ impl<'a> Levels<'a> {
                 .collect();
             sub.push(labels);
         }
-        Levels { pus, sub, keys }
+        Levels { sub, keys, has_l3: pus.iter().any(|p| p.l3.is_some()) }
     }
 
     fn depth(&self) -> usize {
@@ -231,7 +234,7 @@ impl<'a> Levels<'a> {
             }
             Granularity::L3 => pu.l3.map_or((5, pu.package), |c| (7, c)),
             Granularity::LlCache => {
-                if self.pus.iter().any(|p| p.l3.is_some()) {
+                if self.has_l3 {
                     llc(pu)
                 } else {
                     pu.l2.map_or((5, pu.package), |c| (6, c))
