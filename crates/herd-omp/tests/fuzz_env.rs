@@ -29,6 +29,13 @@ fn forms(var: &str) -> &'static str {
         "OMP_DISPLAY_ENV" => "one of true, false, verbose",
         "GOMP_SPINCOUNT" => "infinite, infinity, or a non-negative integer",
         "OMP_ALLOCATOR" => "a predefined allocator (omp_default_mem_alloc,",
+        "GOMP_CPU_AFFINITY" => "CPU numbers below 65536, ranges a-b",
+        "GOMP_STACKSIZE" => "a positive size <n>[B|K|M|G]",
+        "KMP_AFFINITY" => "a comma-separated list of one type (compact, scatter",
+        "KMP_BLOCKTIME" => "infinite, or a non-negative number with an optional unit",
+        "KMP_STACKSIZE" => "a positive size <n>[B|K|M|G|T][B]",
+        "KMP_TEAMS_THREAD_LIMIT" | "KMP_DEVICE_THREAD_LIMIT" | "KMP_ALL_THREADS" => "a positive integer",
+        "KMP_SETTINGS" => "one of true, false, 1, 0, on, off, yes, no",
         // Any text is a format (fields are checked when it is used).
         "OMP_AFFINITY_FORMAT" => panic!("OMP_AFFINITY_FORMAT accepts every value"),
         other => panic!("no forms for {other}"),
@@ -157,7 +164,34 @@ fn value() -> impl Strategy<Value = String> {
         3 => places_like(),
         1 => "(?i)(true|false|active|passive|verbose|yes|on)[ ]?",
         1 => "(?i)omp_(default|cgroup|high_bw|bogus)_mem_(alloc|space)(:(alignment|pool_size|pinned|fallback)=[0-9a-z_]{0,6}(,[a-z]{1,9}=[0-9]{1,3})?)?",
+        2 => cpu_list_like(),
+        3 => kmp_affinity_like(),
     ]
+}
+
+/// `GOMP_CPU_AFFINITY`-like: CPUs, ranges and strides, spaces or commas.
+fn cpu_list_like() -> impl Strategy<Value = String> {
+    let item = (number(), proptest::option::of((number(), proptest::option::of(number())))).prop_map(
+        |(a, r)| match r {
+            None => a,
+            Some((b, None)) => format!("{a}-{b}"),
+            Some((b, Some(s))) => format!("{a}-{b}:{s}"),
+        },
+    );
+    (proptest::collection::vec(item, 1..6), "[ ,]{1,2}").prop_map(|(v, sep)| v.join(&sep))
+}
+
+/// `KMP_AFFINITY`-like: modifiers, a type, integers, proclists, in any order.
+fn kmp_affinity_like() -> impl Strategy<Value = String> {
+    let token = prop_oneof![
+        "(?i)(compact|scatter|balanced|explicit|none|disabled|logical|physical)",
+        "(?i)(no)?(verbose|warnings|respect|duplicates|dups)",
+        "(?i)gran(ularity)?=(fine|thread|core|tile|module|l[1-3]_cache|ll_cache|die|socket|package|numa_domain|node|proc_group|[0-9]{1,3}|atom)",
+        cpu_list_like().prop_map(|l| format!("proclist=[{}]", l.replace(' ', ","))),
+        "proclist=\\[\\{[0-9]{1,2}(,[0-9]{1,2}){0,3}\\}\\]",
+        number(),
+    ];
+    proptest::collection::vec(token, 1..6).prop_map(|v| v.join(","))
 }
 
 /// An error names the variable, the value as given and the accepted forms.
@@ -272,4 +306,32 @@ fn place_arithmetic_limits() {
         }),
         "{0:4},{4:4},{8:4},{12:4},{16:4},{20:4},{24:4},{28:4}"
     );
+}
+
+proptest! {
+    #![proptest_config(config(6000))]
+
+    /// libomp's `KMP_*` variables: any value parses or is an error naming
+    /// the variable, the value and the forms; what parses is applied, with
+    /// `KMP_AFFINITY` resolved on synthetic machines, without a panic and
+    /// with every place non-empty and within the machine.
+    #[test]
+    fn kmp_variables(var in 0..env::kmp::VARS.len(), value in value(),
+                     topo in prop_oneof![Just("pack:2 core:2 pu:2"), Just("pack:2 l3:2 core:2 pu:1"), Just("numa:2 pack:1 l2:2 core:2 pu:2")]) {
+        let var = env::kmp::VARS[var];
+        let lookup = |name: &str| (name == var).then(|| value.clone());
+        match env::kmp::parse(&lookup) {
+            Ok(kmp) => {
+                let mut omp = OmpEnv::default();
+                let t = herd::Topology::synthetic(topo).expect("a synthetic topology");
+                let n = t.pus().len() as u32;
+                let _ = kmp.apply(&mut omp, &|_| false, || Some(t));
+                if let Some(herd::topology::PlacesSpec::Explicit(list)) = &omp.places {
+                    prop_assert!(!list.is_empty() && list.iter().all(|p| !p.is_empty() && p.iter().all(|&c| c < n)));
+                }
+                use_env(&omp);
+            }
+            Err(e) => check_error(var, &value, &e)?,
+        }
+    }
 }

@@ -27,9 +27,8 @@ pub(super) const DEFAULT_DEVICE_FORMS: &str = "a non-negative integer up to 2147
 pub(super) const STACKSIZE_FORMS: &str =
     "a positive size <n>[B|K|M|G] (unit case-insensitive, default K = KiB; \
                                at most 16 EiB), e.g. 512K, 4M or 8192";
-pub(super) const CPU_AFFINITY_FORMS: &str =
-    "CPU numbers below 65536, ranges a-b (a <= b) and strided ranges \
-                               a-b:s (s >= 1), separated by spaces or commas, e.g. 0 3 1-2 4-15:2";
+pub(super) const CPU_AFFINITY_FORMS: &str = "CPU numbers below 65536, ranges a-b (a <= b) and strided \
+     ranges a-b:s (s >= 1), separated by spaces or commas (at most 1048576 CPUs in all), e.g. 0 3 1-2 4-15:2";
 pub(super) const WAIT_POLICY_FORMS: &str = "one of active, passive (case-insensitive)";
 pub(super) const DISPLAY_ENV_FORMS: &str = "one of true, false, verbose (case-insensitive)";
 pub(super) const SPINCOUNT_FORMS: &str =
@@ -127,6 +126,10 @@ pub(super) fn stacksize_of(var: &str, raw: &str, v: &str) -> Result<u64, EnvErro
     parse::size_bytes(v).ok_or_else(|| EnvError::new(var, raw, STACKSIZE_FORMS))
 }
 
+/// The most CPUs a `GOMP_CPU_AFFINITY` or `KMP_AFFINITY` proclist may list
+/// in all (repeats included): bounds what a long value can make us allocate.
+pub(super) const MAX_LISTED_CPUS: usize = 1 << 20;
+
 /// `GOMP_CPU_AFFINITY`: libgomp's list of CPUs, ranges and strided ranges,
 /// separated by spaces or commas, every range expanded in order.
 pub(super) fn cpu_affinity(raw: &str, v: &str) -> Result<Vec<u32>, EnvError> {
@@ -148,6 +151,9 @@ pub(super) fn cpu_affinity(raw: &str, v: &str) -> Result<Vec<u32>, EnvError> {
             return Err(invalid());
         }
         cpus.extend((first..=last).step_by(stride as usize));
+        if cpus.len() > MAX_LISTED_CPUS {
+            return Err(invalid());
+        }
     }
     if cpus.is_empty() {
         return Err(invalid());
@@ -599,7 +605,8 @@ mod tests {
         assert_eq!(cpus("7-7"), vec![7]);
         assert_eq!(cpus("0-9:4"), vec![0, 4, 8]);
         assert_eq!(cpus("65535"), vec![65535]);
-        for bad in ["x", "65536", "3-1", "0-4:0", "1:2", "-1", "1-", "0-4:", ",", "1 2a"] {
+        let many = vec!["0-65535"; 17].join(" ");
+        for bad in ["x", "65536", "3-1", "0-4:0", "1:2", "-1", "1-", "0-4:", ",", "1 2a", many.as_str()] {
             invalid(CPU_AFFINITY, bad, CPU_AFFINITY_FORMS);
         }
     }

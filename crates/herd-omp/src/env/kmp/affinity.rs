@@ -19,6 +19,7 @@
 //! for every `OMP_*` variable. A `proclist` without a type means `explicit`,
 //! as in libomp.
 
+use super::super::parse::MAX_LISTED_CPUS;
 use super::super::EnvError;
 use herd::config::parse;
 
@@ -30,7 +31,7 @@ pub(super) const AFFINITY_FORMS: &str = "a comma-separated list of one type (com
      explicit, none, disabled, logical, physical), the modifiers granularity=<fine|thread|core|tile|module|\
      l1_cache|l2_cache|l3_cache|ll_cache|die|socket|package|numa_domain|node|proc_group|n>, \
      proclist=[<cpu|a-b[:stride]|{cpu,...}>,...] (for explicit), [no]verbose, [no]warnings, [no]respect, \
-     [no]duplicates, each at most once, and after compact, scatter, balanced, logical or physical up to two \
+     [no]duplicates, each at most once (a range spans at most 65536 CPUs, a proclist 1048576 entries), and after compact, scatter, balanced, logical or physical up to two \
      integers (permute, offset); e.g. compact, granularity=fine,compact,1,0 or explicit,proclist=[0,2,{4,5}]";
 
 /// How threads are assigned to the machine.
@@ -311,10 +312,17 @@ fn proc_list(v: &str) -> Option<Vec<Vec<u32>>> {
         if (stride > 0) != (last >= first) && first != last {
             return None;
         }
+        // libomp's bound on one range; and ours on the whole list.
+        if (i64::from(last) - i64::from(first)).abs() / stride.abs() > 65536 {
+            return None;
+        }
         let (mut c, last) = (i64::from(first), i64::from(last));
         while (stride > 0 && c <= last) || (stride < 0 && c >= last) {
             out.push(vec![c as u32]);
             c += stride;
+        }
+        if out.len() > MAX_LISTED_CPUS {
+            return None;
         }
     }
     Some(out)
@@ -400,6 +408,7 @@ mod tests {
             "explicit,proclist=[3-1]",
             "explicit,proclist=[0-4:0]",
             "explicit,proclist=[{}]",
+            "explicit,proclist=[0-4294967295]",
             "proclist=0",
             "compact,",
         ] {

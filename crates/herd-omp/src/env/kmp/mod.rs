@@ -243,7 +243,7 @@ impl KmpEnv {
 /// `KMP_BLOCKTIME` in milliseconds (`u64::MAX` for infinite), libomp's
 /// grammar: a number (decimals allowed) and one optional unit letter.
 fn blocktime(raw: &str, v: &str) -> Result<u64, EnvError> {
-    if v.len() >= 7 && v[..7].eq_ignore_ascii_case("infinit") {
+    if v.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("infinit")) {
         return Ok(u64::MAX);
     }
     let invalid = || EnvError::new(BLOCKTIME, raw, BLOCKTIME_FORMS);
@@ -307,7 +307,7 @@ mod tests {
         assert_eq!(bt("infinite"), u64::MAX);
         assert_eq!(bt("INFINITY"), u64::MAX);
         assert_eq!(bt("99999999999"), MAX_BLOCKTIME_MS);
-        for bad in ["-1", "x", "10ms", "1e3", "s", "1 2"] {
+        for bad in ["-1", "x", "10ms", "1e3", "s", "1 2", "infini\u{e9}", "\u{3a9}\u{3a9}\u{3a9}\u{3a9}"] {
             let e = parse(&env_of(&[(BLOCKTIME, bad)])).expect_err(bad);
             assert_eq!((e.name.as_str(), e.value.as_str()), (BLOCKTIME, bad));
             assert!(e.to_string().contains("minutes"), "{e}");
