@@ -22,7 +22,18 @@ find bench/build -maxdepth 1 -type f -perm -u+x -exec cp {} "$dir/c/" \;
 # The peers, as this machine has them (the device has neither).
 cp -L /usr/lib/x86_64-linux-gnu/libgomp.so.1 "$dir/lib/"
 cp -L "$(ls /usr/lib/llvm-*/lib/libomp.so.5 | head -1)" "$dir/lib/libomp.so.5"
-cp -L /lib/x86_64-linux-gnu/libhwloc.so.15 /lib/x86_64-linux-gnu/libudev.so.1 "$dir/lib/"
+# Every shared library the staged binaries and the peers load, except the C
+# runtime itself (the device's glibc is newer): hwloc, udev, Open MPI (herd
+# links herd-mpi; nothing calls MPI_Init outside `herd mpi`), FFTW, ... and
+# the pthread OpenBLAS that `herd la` loads as its peer, with its Fortran
+# runtime.
+ob=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
+cp -L "$ob" "$dir/lib/"
+for f in "$dir"/bin/* "$dir"/bin/gomp/* "$dir"/c/* "$ob"; do
+    [ -f "$f" ] && { ldd "$f" 2>/dev/null || true; }
+done | awk '$3 ~ /^\// {print $3}' | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux-x86-64|libgcc_s|libstdc\+\+)\.so' |
+    while read -r lib; do cp -Ln "$lib" "$dir/lib/"; done
+cp bench/device/la_anchor.py "$dir/"
 # The issue-14 construct benchmarks (bench/omp_*.c), built here with gcc 12.
 for src in bench/omp_*.c; do
     gcc -O2 -fopenmp -o "$dir/omp/$(basename "$src" .c)" "$src" -lm

@@ -7,7 +7,11 @@
 # Steps: probe, compare (region/fib/loops), epcc, omp-tasks (fib, nqueens,
 # msort, sparselu under the OpenMP runtimes), tasks (herd's task suite vs
 # Rayon), constructs (bench/omp_*.c: task reductions, teams, cancel,
-# doacross when staged). THREADS defaults to 1,2,4,8,16.
+# doacross when staged), la (herd la at the largest count against faer and
+# OpenBLAS, with PyTorch's MKL and NumPy's OpenBLAS as anchors when python3
+# has them). THREADS defaults to 1,2,4,8,16. BUDGET (seconds, default
+# unlimited) or DEADLINE (epoch seconds) bounds the whole sweep: each step's timeout is cut to what is
+# left, and steps that would get under 10 s are skipped.
 set -uo pipefail
 D=$(cd "$1" && pwd) OUT=$2 steps=$3 T=${4:-1,2,4,8,16}
 mkdir -p "$OUT"
@@ -16,8 +20,15 @@ R=/tmp/herd-sweep
 mkdir -p "$R"
 max=${T##*,}
 pack() { (cd "$R" && tar czf "$OUT/$1.tgz" "$1") 2>/dev/null; }
+start=$(date +%s)
+# DEADLINE (epoch seconds) or BUDGET (seconds from now) bound the sweep.
+[ -n "${BUDGET:-}" ] && [ -z "${DEADLINE:-}" ] && DEADLINE=$((start + BUDGET))
+left() { if [ -n "${DEADLINE:-}" ]; then echo $((DEADLINE - $(date +%s))); else echo 999999; fi; }
 step() { # name timeout command...
     local name=$1 secs=$2; shift 2
+    local l; l=$(left)
+    [ "$l" -lt "$secs" ] && secs=$l
+    if [ "$secs" -lt 10 ]; then echo "=== $name skipped (budget)"; return; fi
     mkdir -p "$R/$name"
     echo "=== $name ($(date +%T))"
     timeout "$secs" "$@" >"$R/$name/log.txt" 2>&1
@@ -32,7 +43,7 @@ for s in ${steps//,/ }; do
           ldconfig -p | grep -E 'libgomp|libomp|hwloc' ; } >"$R/probe/log.txt" 2>&1
         grep -E 'Model name|^CPU\(s\)|NUMA node|L3' "$R/probe/log.txt"; pack probe ;;
     compare)
-        step compare 300 "$D/bin/compare" --rounds 5 --threads "$T" --c-dir "$D/c" \
+        step compare 300 "$D/bin/compare" --rounds "${COMPARE_ROUNDS:-5}" --threads "$T" --c-dir "$D/c" \
             --libomp "$D/lib/libomp.so.5" --out-dir "$R/compare" --name dev ;;
     epcc)
         step epcc 420 "$D/bin/omp-compare" --only epcc --quick --threads "$T" --c-dir "$D/c" \
@@ -44,17 +55,36 @@ for s in ${steps//,/ }; do
         step tasks 420 "$D/bin/tasks" --rounds 1 --threads "$T" --out-dir "$R/tasks" --name dev-suite ;;
     constructs)
         mkdir -p "$R/constructs/libomp"; ln -sfn "$D/lib/libomp.so.5" "$R/constructs/libomp/libgomp.so.1"
-        {
-            for r in 1 2 3; do
+        constructs() {
+            for r in $(seq "${CONSTRUCT_ROUNDS:-3}"); do
                 for rt in libgomp libomp herd; do
                     case $rt in libgomp) L=$D/lib ;; libomp) L=$R/constructs/libomp ;; herd) L=$D/bin/gomp ;; esac
                     for p in "$D"/omp/*; do
-                        OMP_NUM_THREADS=$max LD_LIBRARY_PATH=$L:$D/lib timeout 60 "$p" 2>&1 | sed "s/^/round=$r rt=$rt prog=$(basename "$p") /"
+                        c=OMP_CANCELLATION=false; [ "$(basename "$p")" = omp_cancel ] && c=OMP_CANCELLATION=true
+                        env $c OMP_NUM_THREADS=$max LD_LIBRARY_PATH=$L:$D/lib timeout 60 "$p" 2>&1 | sed "s/^/round=$r rt=$rt prog=$(basename "$p") /"
                     done
                 done
             done
-        } >"$R/constructs/log.txt" 2>&1
-        cat "$R/constructs/log.txt"; pack constructs ;;
+        }
+        export -f constructs; export D R max
+        step constructs 180 bash -c constructs
+        cat "$R/constructs/log.txt" ;;
+    la)
+        # One process per contender family; herd la alternates herd, faer
+        # and OpenBLAS itself. LA_* override the orders.
+        la() { "$D/bin/herd" la "$@" --reps "${LA_REPS:-3}" --json; }
+        anchor() { python3 "$D/la_anchor.py" --threads "$max" --reps "${LA_REPS:-3}" \
+            --gemm "${LA_GEMM:-4000,8000}" --potrf "${LA_POTRF:-8000}" --getrf "${LA_GETRF:-8000}" \
+            --geqrf "${LA_GEQRF:-4000}" --sygv "${LA_SYGV:-2000}" --lib "$1"; }
+        export -f la anchor; export D max
+        step la-gemm 120 bash -c 'la gemm -n ${LA_GEMM:-4000,8000}'
+        step la-getrf 90 bash -c 'la getrf -n ${LA_GETRF:-8000}'
+        step la-potrf 90 bash -c 'la potrf -n ${LA_POTRF:-8000}'
+        step la-mkl 150 bash -c 'anchor torch'
+        step la-numpy 150 bash -c 'anchor numpy'
+        step la-geqrf 90 bash -c 'la geqrf -n ${LA_GEQRF:-4000}'
+        step la-sygv 90 bash -c 'la sygv -n ${LA_SYGV:-2000}'
+        python3 "$D/la_anchor.py" --summary "$R"/la-*/log.txt ;;
     *) echo "sweep.sh: unknown step $s" >&2 ;;
     esac
 done

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One device lease, prepared here and run there in one call (the device gives
+# a session a few minutes): unpacks the staged binaries (bench/device/stage.sh,
+# packed as .devpkg/dev.tar.xz), then runs the sweeps in priority order under
+# one deadline, each step packed into OUT as soon as it ends.
+#   bash bench/device/plan.sh OUT BUDGET_SECONDS
+# Steps (bench/device/sweep.sh): the machine; EPCC at 4, 8 and 16 threads
+# (herd, libgomp, libomp); herd la at all cores against faer, OpenBLAS, and
+# PyTorch's MKL and NumPy's OpenBLAS; the region/fib/loops sweep against
+# Rayon, libgomp and libomp; the issue-14 constructs; the OpenMP task programs.
+set -uo pipefail
+OUT=$1
+export DEADLINE=$(( $(date +%s) + ${2:-480} ))
+cd "$(dirname "$0")/../.."
+[ -d .dev ] || tar xJf .devpkg/dev.tar.xz
+n=$(nproc)
+S=bench/device/sweep.sh
+# The device returns at most 8 files: every step's raw output goes into one
+# archive, rewritten after each step.
+P=/tmp/plan-steps
+mkdir -p "$P"
+run() {
+    bash $S .dev "$P" "$@"
+    tar czf "$OUT/results.tgz.part" -C /tmp/herd-sweep . && mv "$OUT/results.tgz.part" "$OUT/results.tgz"
+}
+run probe "$n"
+run epcc "4,8,$n"
+run la "$n"
+COMPARE_ROUNDS=${COMPARE_ROUNDS:-3} run compare "1,4,8,$n"
+CONSTRUCT_ROUNDS=${CONSTRUCT_ROUNDS:-2} run constructs "$n"
+run omp-tasks "$n"
+echo "plan.sh: done with $(( DEADLINE - $(date +%s) )) s to spare"
