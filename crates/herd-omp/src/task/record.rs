@@ -40,7 +40,11 @@ pub(crate) struct Task {
     pub(super) untied: Cell<bool>,
     /// In a final task (`omp_in_final`): its descendants are included.
     pub in_final: Cell<bool>,
+    /// A deferred task (a queued job, on the heap).
     pub(super) heap: Cell<bool>,
+    /// Its record is on the heap (a deferred task's, or an included task's
+    /// that may defer children) and is freed when `refs` reaches zero.
+    pub(super) boxed: Cell<bool>,
     /// An implicit task (a member's share of a region).
     pub(super) implicit: Cell<bool>,
     pub(super) refs: AtomicUsize,
@@ -101,6 +105,7 @@ impl Task {
             untied: Cell::new(false),
             in_final: Cell::new(false),
             heap: Cell::new(false),
+            boxed: Cell::new(false),
             implicit: Cell::new(false),
             refs: AtomicUsize::new(1),
             runner: AtomicUsize::new(0),

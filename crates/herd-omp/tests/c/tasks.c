@@ -1,7 +1,8 @@
 /* tasks.c — explicit tasks: fib with task + taskwait (exact task counts),
  * taskwait (children complete; grandchildren are NOT checked, a runtime may
  * legally finish them early or late), taskgroup (all descendants), if(0)
- * (undeferred: done when the construct completes), final (omp_in_final() in
+ * (undeferred: done when the construct completes, and done without waiting
+ * for the deferred children it created), final (omp_in_final() in
  * the final task and its included descendants, which run immediately),
  * mergeable, untied, priority, firstprivate capture (creation-time values, a
  * large over-aligned struct), depend chains / diamonds / readers-writer /
@@ -799,12 +800,50 @@ static void taskyield_checks(void) {
     CHECK_EQ("taskyield", done, 20);
 }
 
+/* An undeferred task completes when its body has: a deferred child it
+ * created may still be running. The child here waits (bounded, 5 s) for a
+ * flag that its creator's parent sets only after the if(0) task has
+ * returned; a runtime whose included tasks wait for their children at
+ * their end never gets there (herd before 2026-11-28; libgomp passes). With
+ * one thread the child runs when it is created (nothing else could run it),
+ * so the check needs two. */
+static int included_flag;
+
+static void included_end_checks(void) {
+    int threads = 0, released = -1;
+#pragma omp parallel
+#pragma omp single
+    {
+        threads = omp_get_num_threads();
+        if (threads >= 2) {
+            __atomic_store_n(&included_flag, 0, __ATOMIC_RELAXED);
+            released = 0;
+#pragma omp task if (0) shared(released)
+            {
+#pragma omp task shared(released)
+                {
+                    double t0 = omp_get_wtime();
+                    while (!__atomic_load_n(&included_flag, __ATOMIC_ACQUIRE) && omp_get_wtime() - t0 < 5.0)
+                        ;
+                    released = __atomic_load_n(&included_flag, __ATOMIC_ACQUIRE);
+                }
+            }
+            __atomic_store_n(&included_flag, 1, __ATOMIC_RELEASE);
+#pragma omp taskwait
+        }
+    }
+    if (threads >= 2)
+        CHECK("if0_ends_before_its_deferred_child", released == 1,
+              "the deferred child of an if(0) task never saw the flag set after that task returned");
+}
+
 int main(void) {
     check_begin("tasks");
     fib_checks();
     taskwait_checks();
     taskgroup_checks();
     undeferred_final_checks();
+    included_end_checks();
     capture_checks();
     depend_checks();
     barrier_completion_checks();
