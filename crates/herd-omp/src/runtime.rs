@@ -226,6 +226,7 @@ pub(crate) fn forget_pools_in_child() {
         unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask) };
     }
     herd::Topology::forget_detected();
+    crate::settings::forget_usable_pus();
     REFIT.store(true, Ordering::Relaxed);
     ROOT.store(std::ptr::null_mut(), Ordering::Release);
     let _ = NESTED.try_with(|c| {

@@ -53,10 +53,29 @@ fn default_threads(herd: &herd::Config) -> usize {
     herd.num_threads.unwrap_or_else(usable_pus)
 }
 
-/// The PUs herd may use (`HERD_TOPOLOGY` respected; at least 1), read once.
+/// [`usable_pus`]' cache; 0 until read (and again in a forked child).
+static USABLE_PUS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The PUs herd may use (`HERD_TOPOLOGY` respected; at least 1), read once
+/// per process: a forked child reads them again ([`forget_usable_pus`]), so
+/// `omp_get_num_procs` in a child that narrowed its CPU mask counts the
+/// CPUs it kept, as libgomp's does.
 pub(crate) fn usable_pus() -> usize {
-    static PUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *PUS.get_or_init(|| herd::Topology::from_env().map(|t| t.pus().len()).unwrap_or(1).max(1))
+    use std::sync::atomic::Ordering;
+    match USABLE_PUS.load(Ordering::Relaxed) {
+        0 => {
+            let n = herd::Topology::from_env().map(|t| t.pus().len()).unwrap_or(1).max(1);
+            USABLE_PUS.store(n, Ordering::Relaxed);
+            n
+        }
+        n => n,
+    }
+}
+
+/// In a forked child (async-signal-safe: one store): the next
+/// [`usable_pus`] reads the machine again.
+pub(crate) fn forget_usable_pus() {
+    USABLE_PUS.store(0, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// `Some(verbose)` when `OMP_DISPLAY_ENV` or `HERD_DISPLAY_ENV` asks for the

@@ -76,6 +76,32 @@ static int narrowed_child(int want) {
     return outside + (n != want);
 }
 
+/* A child that narrows its mask to one CPU: omp_get_num_procs() must count
+ * the CPUs it may still use (libgomp reads the thread's mask), before and
+ * (`region`: libgomp's own children hang in a region after a fork, see
+ * above) after its first region. The parent asked before forking, so a
+ * runtime that keeps its first answer fails. Exit status: the number of
+ * wrong answers. */
+static int narrowed_num_procs(int region) {
+    alarm(5);
+    cpu_set_t set, one;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 100;
+    int first = -1;
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+        if (CPU_ISSET(c, &set)) first = c;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) return 101;
+    int bad = omp_get_num_procs() != 1;
+    if (region) {
+        int n = 0;
+#pragma omp parallel reduction(+ : n)
+        n += 1;
+        bad += (omp_get_num_procs() != 1) + (n < 1);
+    }
+    return bad;
+}
+
 int main(void) {
     check_begin("fork");
     int want = omp_get_max_threads();
@@ -107,5 +133,16 @@ int main(void) {
     check_known("narrowed_child.threads_within_its_cpus", WIFEXITED(st) && WEXITSTATUS(st) == 0,
                 check_is_system_libgomp(), "exit status %d, signal %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
                 WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    if (getenv("OMP_PLACES") == NULL && getenv("GOMP_CPU_AFFINITY") == NULL && getenv("KMP_AFFINITY") == NULL) {
+        /* With a place list libgomp answers the count it read at start-up. */
+        int procs = omp_get_num_procs();
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) _exit(narrowed_num_procs(!check_is_system_libgomp()));
+        waitpid(pid, &st, 0);
+        CHECK("narrowed_child.num_procs", WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "parent %d; child: exit status %d, signal %d", procs, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+              WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    }
     return check_done();
 }
