@@ -115,11 +115,25 @@ impl OpenBlas {
             std::env::set_var("OPENBLAS_CORETYPE", "SkylakeX");
         }
         let mut last = String::new();
-        for path in ["/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0", "libopenblas.so.0"] {
+        // An OpenBLAS the process already has (this binary links the system
+        // LAPACK, which may be OpenBLAS) comes first: a second copy from
+        // another path runs beside it with its own thread pool and state,
+        // and with two versions (a device whose system OpenBLAS was 0.3.26
+        // while LD_LIBRARY_PATH gave 0.3.21) its dgemm crashed in a packing
+        // routine of the other copy.
+        let tries = [
+            ("libopenblas.so.0", libc::RTLD_NOLOAD),
+            ("/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0", 0),
+            ("libopenblas.so.0", 0),
+        ];
+        for (path, extra) in tries {
             let c = std::ffi::CString::new(path).expect("no NUL in a constant");
             // SAFETY: dlopen with a valid C string; the handle is never closed,
             // so symbols taken from it stay valid for the process.
-            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL | extra) };
+            if h.is_null() && extra != 0 {
+                continue;
+            }
             if h.is_null() {
                 last = format!("cannot load {path}");
                 continue;
