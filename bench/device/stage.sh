@@ -34,6 +34,8 @@ for f in "$dir"/bin/* "$dir"/bin/gomp/* "$dir"/c/* "$ob"; do
 done | awk '$3 ~ /^\// {print $3}' | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux-x86-64|libgcc_s|libstdc\+\+)\.so' |
     while read -r lib; do cp -Ln "$lib" "$dir/lib/"; done
 cp bench/device/la_anchor.py "$dir/"
+# The diagnosis preload (crash backtraces, a hang's thread stacks).
+gcc -O1 -g -shared -fPIC -o "$dir/lib/libsegv.so" bench/device/segv.c -lpthread
 # The issue-14 construct benchmarks (bench/omp_*.c), built here with gcc 12.
 for src in bench/omp_*.c; do
     gcc -O2 -fopenmp -o "$dir/omp/$(basename "$src" .c)" "$src" -lm
