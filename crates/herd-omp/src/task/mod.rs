@@ -307,7 +307,6 @@ unsafe fn copy_args(dst: *mut c_void, s: &Spawn) {
     }
 }
 
-/// Creates a deferred task and makes it runnable when its dependences allow.
 /// A new heap task record created by `parent`, in a fresh block of
 /// `layout` (whose prefix is the record), freed by [`drop_keep`]. An
 /// `anchor` (a deferred task) is a lineage parent of the deferred tasks
@@ -345,6 +344,7 @@ fn new_record(parent: &Task, layout: Layout, anchor: bool) -> &'static Task {
     task
 }
 
+/// Creates a deferred task and makes it runnable when its dependences allow.
 fn defer(enc: &Encounter<'_>, team: &Team, s: &Spawn, deps: &[(usize, bool)], final_: bool) {
     // One allocation: the task header, then the argument block.
     let header = Layout::new::<Task>();
@@ -602,6 +602,8 @@ mod loom_models {
         /// `release`'s decrement; the freeing side "frees" by writing the
         /// record, which loom checks against every unordered access.
         fn release(&self) {
+            // SAFETY: loom's cell; a read racing with the free is what the
+            // model looks for.
             let _runner = self.runner.with(|p| unsafe { *p });
             if self.refs.fetch_sub(1, Ordering::SeqCst) == 1 {
                 self.free();
@@ -609,6 +611,7 @@ mod loom_models {
         }
 
         fn free(&self) {
+            // SAFETY: loom's cell; stands for the free (a write).
             self.runner.with_mut(|p| unsafe { *p = usize::MAX });
             self.freed.fetch_add(1, Ordering::Relaxed);
         }
