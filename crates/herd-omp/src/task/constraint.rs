@@ -41,9 +41,9 @@
 //! creation and one when the record is freed.)
 //!
 //! A waiting *included* task is not an anchor: it admits its children
-//! (whose `parent` it is: where it may defer children its record is on the
-//! heap and freed by the last of them, elsewhere they finish before its
-//! frame ends, so the pointer never names a dead record) and, at a
+//! (whose `parent` it is: once it defers a child its record is on the heap
+//! and freed by the last of them, so the pointer never names a dead
+//! record) and, at a
 //! taskgroup's end, the group's tasks. Both are its descendants, and they
 //! are every task its wait needs. An included task does not wait for its
 //! children at its end (`run_included`): only `taskwait`, a taskgroup's end

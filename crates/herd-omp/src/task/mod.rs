@@ -16,11 +16,12 @@
 //! drops its parent's reference as its last access to the parent and wakes
 //! the parent's runner if that left only the parent's own; whoever drops the
 //! last reference of a heap record frees it. Implicit tasks live in the
-//! team. An included task that may defer children (a team of several
-//! threads, outside a final task) has a heap record too and does not wait
-//! for its children at its end, as libgomp's does not: the record goes when
-//! the last reference does (`run_included`); other included tasks keep
-//! theirs on the stack (none of their children can be deferred). Taskgroups count every
+//! team. An included task keeps its record in its frame until it defers a
+//! child; then the record moves to the heap (`promoted`) and the task ends
+//! without waiting for its children, as libgomp's does not: the copy goes
+//! when the last reference does (`run_included`). Only a frame record that
+//! cannot move (a team of one, a final task) waits for deferred children
+//! (detached, or with dependences) before its frame goes. Taskgroups count every
 //! task created while they are innermost, including descendants (a task
 //! inherits its creator's group). The team counts deferred tasks per barrier
 //! epoch and per member (see `team`): created by the creating member,
@@ -145,7 +146,10 @@ pub(crate) fn spawn(s: Spawn) {
                     || (t.n > 1 && should_defer(enc.parent, t, herd::rt::local_queue_len())))
         });
         match defer_in {
-            Some(team) => defer(&enc, team, &s, &deps, final_),
+            Some(team) => {
+                let enc = Encounter { parent: promoted(ts, enc.parent), ..enc };
+                defer(&enc, team, &s, &deps, final_)
+            }
             None => run_included(ts, &enc, &s, final_, &deps),
         }
     })
@@ -182,23 +186,30 @@ fn should_defer(parent: &Task, team: &Team, len: usize) -> bool {
 /// wakes it (see [`DepNode::finish`]).
 ///
 /// Where the task may defer children (a team of several threads, outside a
-/// final task), its record is on the heap, as a deferred task's: it then
-/// ends as soon as its body and its predecessors' and event's waits have,
-/// and the last of its children frees it. A record in the frame would have
-/// to wait here for every deferred child — a child that another member
-/// stole and runs — and such a wait may start only the included task's
-/// children (it is no anchor), so at 16 members most of them spun there,
-/// refusing each other's tasks (a binary tree of 131,071 `in_reduction`
-/// tasks: 130 ms at 8 threads, over 10 s at 16, against 18 ms for
-/// libgomp, whose included tasks do not wait for their children either).
+/// final task), it ends as soon as its body and its predecessors' and
+/// event's waits have, without waiting for its deferred children, as
+/// libgomp's included tasks do: its record starts in the frame and moves to
+/// the heap when it defers its first child (`promoted`; at once for a task
+/// with dependences or `detach`, whose record others point to from the
+/// start), and the last reference frees that copy. A record that stayed in
+/// the frame would have to wait here for every deferred child — a child
+/// that another member stole and runs — and such a wait may start only the
+/// included task's children (it is no anchor), so at 16 members most of
+/// them spun there, refusing each other's tasks (a binary tree of 131,071
+/// `in_reduction` tasks: 103 ms at 8 threads, over 15 s at 16, against 7
+/// and 17 ms for libgomp). Most included tasks defer nothing and never
+/// allocate (a record per included task cost fib(30), 2.7 million tasks
+/// at 2 threads, 24 → 40 ms).
 fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, deps: &[(usize, bool)]) {
     let may_defer = enc.team.is_some_and(|t| t.n > 1) && !final_ && !enc.parent.in_final.get();
-    let frame;
-    let task: &Task = if may_defer {
-        new_record(enc.parent, Layout::new::<Task>(), false)
-    } else {
-        frame = Task::child_of(enc.parent);
-        &frame
+    let upfront = may_defer && (s.flags & FLAG_DETACH != 0 || !deps.is_empty());
+    let frame = (!upfront).then(|| Task::child_of(enc.parent));
+    let task: &Task = match &frame {
+        Some(f) => {
+            f.promotable.set(may_defer);
+            f
+        }
+        None => new_record(enc.parent, Layout::new::<Task>(), false),
     };
     task.in_final.set(final_);
     task.runner.store(enc.num, Ordering::Relaxed);
@@ -244,7 +255,17 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
         // SAFETY: gcc's outlined body with its argument block, valid during the call.
         unsafe { (s.func)(s.data) };
     }
-    if !may_defer {
+    // The record the task ends with: its heap copy if it deferred a child.
+    // SAFETY: a copy `promoted` made is alive while this task holds its
+    // own reference, dropped below.
+    let task: &Task = match frame.as_ref().map(|f| f.moved_to.get()) {
+        Some(moved) if !moved.is_null() => unsafe { &*moved },
+        _ => task,
+    };
+    if !task.boxed.get() {
+        // A frame record that could not move (a team of one, a final
+        // task's): its deferred children (detached, or with dependences)
+        // must finish before the frame goes.
         task.wait_children();
     }
     if task.parts.pending() {
@@ -254,7 +275,7 @@ fn run_included(ts: &ThreadState, enc: &Encounter<'_>, s: &Spawn, final_: bool, 
     if let Some(node) = node {
         node.finish(schedule);
     }
-    if may_defer {
+    if task.boxed.get() {
         // Its own reference: frees the record now, or lets its last child
         // do it (`release` of the parent in `finish`). Only this thread adds
         // references (deferring the task's children, which it no longer
@@ -305,6 +326,42 @@ unsafe fn copy_args(dst: *mut c_void, s: &Spawn) {
             w.add(1).write_unaligned(b);
         }
     }
+}
+
+/// `parent`, the task about to defer a child, with a record that can
+/// outlive its frame: an included task's frame record that may move
+/// (`run_included`) is copied to the heap on its first deferred child, and
+/// the thread's current task becomes the copy. Nothing else points to a
+/// frame record until then (included children take its lineage parent, not
+/// its address; no child was deferred; dependences and `detach` put the
+/// record on the heap from the start), so the copy is a move.
+fn promoted(ts: &ThreadState, parent: &'static Task) -> &'static Task {
+    if !parent.promotable.get() {
+        return parent;
+    }
+    let layout = Layout::new::<Task>();
+    // SAFETY: a fresh block of a record's layout; the frame record is
+    // copied into it bit for bit while no other thread can touch it (see
+    // above), and the frame gives up what it owned (its children's
+    // dependence table; it has no node of its own), so nothing is dropped
+    // twice. The copy is freed by `drop_keep` with this layout.
+    let copy = unsafe {
+        let p = std::alloc::alloc(layout) as *mut Task;
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        std::ptr::copy_nonoverlapping(parent as *const Task, p, 1);
+        std::ptr::write(parent.deps.get(), None);
+        std::ptr::write(parent.node.get(), None);
+        &*p
+    };
+    copy.promotable.set(false);
+    copy.boxed.set(true);
+    copy.layout.set(Some(layout));
+    parent.promotable.set(false);
+    parent.moved_to.set(copy);
+    ts.task.set(copy);
+    copy
 }
 
 /// A new heap task record created by `parent`, in a fresh block of

@@ -43,8 +43,12 @@ pub(crate) struct Task {
     /// A deferred task (a queued job, on the heap).
     pub(super) heap: Cell<bool>,
     /// Its record is on the heap (a deferred task's, or an included task's
-    /// that may defer children) and is freed when `refs` reaches zero.
+    /// that deferred a child) and is freed when `refs` reaches zero.
     pub(super) boxed: Cell<bool>,
+    /// An included task's record in its frame that moves to the heap if the
+    /// task defers a child (`promoted`); `moved_to` is then that copy.
+    pub(super) promotable: Cell<bool>,
+    pub(super) moved_to: Cell<*const Task>,
     /// An implicit task (a member's share of a region).
     pub(super) implicit: Cell<bool>,
     pub(super) refs: AtomicUsize,
@@ -106,6 +110,8 @@ impl Task {
             in_final: Cell::new(false),
             heap: Cell::new(false),
             boxed: Cell::new(false),
+            promotable: Cell::new(false),
+            moved_to: Cell::new(std::ptr::null()),
             implicit: Cell::new(false),
             refs: AtomicUsize::new(1),
             runner: AtomicUsize::new(0),
