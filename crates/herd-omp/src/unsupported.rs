@@ -11,8 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set by the first thread that ends the program.
 static ENDING: AtomicBool = AtomicBool::new(false);
 
-/// Prints `line` and aborts, or, if another thread is already ending the
-/// program, waits for it.
+/// Prints `line` and ends the program with exit status 1, as libgomp's
+/// `gomp_fatal` does (it used to abort: status 134 and a core file where
+/// libgomp's users and test harnesses expect 1), or, if another thread is
+/// already ending the program, waits for it. The C streams are flushed
+/// first, so the program's buffered output is not lost, but no `atexit`
+/// handler runs: one that joined threads or took a lock the failing
+/// thread's team holds could hang where the program should end.
 fn end(line: std::fmt::Arguments) -> ! {
     if ENDING.swap(true, Ordering::SeqCst) {
         loop {
@@ -20,7 +25,12 @@ fn end(line: std::fmt::Arguments) -> ! {
         }
     }
     eprintln!("{line}");
-    std::process::abort()
+    // SAFETY: fflush(NULL) flushes every C output stream; _exit ends the
+    // process at once, with no Rust or C code run after it.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(1)
+    }
 }
 
 /// Ends the program: `what` is not supported by herd.

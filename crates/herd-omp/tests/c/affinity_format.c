@@ -10,6 +10,8 @@
  * EXPECT_FORMAT: the initial format (default: the runtime's own, libgomp's or
  * libomp's). */
 #include "check.h"
+#include <fcntl.h>
+#include <sys/wait.h>
 
 /* The default format and the native thread id are implementation-defined:
  * libgomp's (and herd's) and LLVM libomp's. */
@@ -22,8 +24,41 @@ static int capture_is(const char *fmt, const char *want) {
     return n == strlen(want) && strcmp(buf, want) == 0;
 }
 
+/* A format with an unknown field ends the program with a message and exit
+ * status 1 (libgomp's gomp_fatal); the program's buffered output before it
+ * is not lost. Returns the child's wait status. */
+static int invalid_field_status(int *printed) {
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 2); /* the runtime's message */
+        printf("before\n");                /* buffered: stdout is a pipe */
+        char a[64];
+        omp_capture_affinity(a, sizeof a, "%Z");
+        _exit(0);
+    }
+    close(fd[1]);
+    char got[16] = {0};
+    ssize_t n = read(fd[0], got, sizeof got - 1);
+    close(fd[0]);
+    *printed = n > 0 && strncmp(got, "before", 6) == 0;
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return st;
+}
+
 int main(void) {
     check_begin("affinity_format");
+    int printed = 0, st = invalid_field_status(&printed);
+    check_known("invalid_field.exit_status_1", WIFEXITED(st) && WEXITSTATUS(st) == 1, check_is_libomp(),
+                "wait status %#x (exited %d, status %d, signal %d)", st, WIFEXITED(st),
+                WIFEXITED(st) ? WEXITSTATUS(st) : -1, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    check_known("invalid_field.output_kept", printed, check_is_libomp(), "the program's buffered line was lost");
     const char *want_fmt = getenv("EXPECT_FORMAT") ? getenv("EXPECT_FORMAT")
                            : check_is_libomp() ? LIBOMP_DEFAULT_FORMAT
                                                : DEFAULT_FORMAT;
