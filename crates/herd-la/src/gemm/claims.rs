@@ -30,7 +30,7 @@
 //!
 //! Why this never deadlocks whatever subset of the members runs, and in
 //! whatever order (a pool share smaller than the grid, a busy participant,
-//! blocks run one after another by `herd::join`): a member waits only for
+//! blocks run one after another by one participant): a member waits only for
 //! slices *claimed* for the same panel, and a slice is only claimed by a
 //! member that is already inside `fill`, between its claim and its `2t + 2`
 //! store, running a copy that takes no lock, calls nothing in the pool and

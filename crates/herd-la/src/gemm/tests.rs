@@ -686,3 +686,36 @@ fn absent_and_busy_members_never_block() {
     });
     assert!(z.0 == c_ref);
 }
+
+/// Every block of the grid can run at the same time as every other: with as
+/// many participants as blocks, each block waits (up to 3 s) until all have
+/// started. As the leaves of a `herd::join` tree they could not — its lazy
+/// continuations are exposed one per join call, and a participant blocked in
+/// a leaf exposes nothing (that is what spread a 16-block product over about
+/// 2 of 16 cores); spawned in a scope, every block is stealable at once.
+#[test]
+fn every_block_can_run_at_once() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    use std::time::{Duration, Instant};
+    const BLOCKS: usize = 8;
+    let pool = pool(BLOCKS);
+    let mut c = Mat::<f64>::zeros(64 * BLOCKS, 64);
+    let grid = Grid::new(Blocking::Fixed { rows: 64, cols: 64 }, (64 * BLOCKS, 64, 1), BLOCKS).unwrap();
+    assert_eq!(grid.br * grid.bc, BLOCKS);
+    let (started, together) = (AtomicUsize::new(0), AtomicBool::new(true));
+    pool.install(|| {
+        for_each_block(c.as_mut(), grid, &|_, _, _| {
+            started.fetch_add(1, Ordering::SeqCst);
+            let t = Instant::now();
+            while started.load(Ordering::SeqCst) < BLOCKS {
+                if t.elapsed() > Duration::from_secs(3) {
+                    together.store(false, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    });
+    assert_eq!(started.load(Ordering::SeqCst), BLOCKS);
+    assert!(together.load(Ordering::SeqCst), "some block started only after another had given up waiting");
+}
