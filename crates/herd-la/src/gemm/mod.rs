@@ -11,7 +11,7 @@
 //! (`faer::linalg::matmul::matmul` with `Par::Seq`), which picks among its
 //! own AVX-512, AVX2+FMA and portable kernels. No kernel the CPU cannot run
 //! is ever called. The blocks are disjoint `MatMut` views split off `C`,
-//! one job each in a `herd::scope` (see `blocks.rs`).
+//! handed out in halves in a `herd::scope` (see `blocks.rs`).
 //!
 //! The blocks of a grid column share its columns of `C`, so they need the
 //! same packed panels of `B`: with the packed product, such a column group
