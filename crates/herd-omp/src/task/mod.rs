@@ -340,16 +340,13 @@ fn promoted(ts: &ThreadState, parent: &'static Task) -> &'static Task {
         return parent;
     }
     let layout = Layout::new::<Task>();
-    // SAFETY: a fresh block of a record's layout; the frame record is
-    // copied into it bit for bit while no other thread can touch it (see
+    let p = alloc_record(layout);
+    // SAFETY: `p` is a fresh block of a record's layout; the frame record
+    // is copied into it bit for bit while no other thread can touch it (see
     // above), and the frame gives up what it owned (its children's
     // dependence table; it has no node of its own), so nothing is dropped
     // twice. The copy is freed by `drop_keep` with this layout.
     let copy = unsafe {
-        let p = std::alloc::alloc(layout) as *mut Task;
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
         std::ptr::copy_nonoverlapping(parent as *const Task, p, 1);
         std::ptr::write(parent.deps.get(), None);
         std::ptr::write(parent.node.get(), None);
@@ -364,6 +361,21 @@ fn promoted(ts: &ThreadState, parent: &'static Task) -> &'static Task {
     copy
 }
 
+/// A fresh block of `layout` for a heap record (`layout` starts with a
+/// record's size and alignment), uninitialised; ends the program if memory
+/// is exhausted, as the global allocator does.
+fn alloc_record(layout: Layout) -> *mut Task {
+    debug_assert!(
+        layout.size() >= std::mem::size_of::<Task>() && layout.align() >= std::mem::align_of::<Task>()
+    );
+    // SAFETY: `layout` has a non-zero size (a record's at least).
+    let p = unsafe { std::alloc::alloc(layout) };
+    if p.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    p as *mut Task
+}
+
 /// A new heap task record created by `parent`, in a fresh block of
 /// `layout` (whose prefix is the record), freed by [`drop_keep`]. An
 /// `anchor` (a deferred task) is a lineage parent of the deferred tasks
@@ -371,15 +383,10 @@ fn promoted(ts: &ThreadState, parent: &'static Task) -> &'static Task {
 /// until it is freed; an included task's record is not (the lineage skips
 /// included tasks, as it did when their records lived in their frames).
 fn new_record(parent: &Task, layout: Layout, anchor: bool) -> &'static Task {
-    // SAFETY: a fresh block of `layout`, at least a record's size and
-    // alignment; the record is written before use and freed only by
-    // `drop_keep`, with this layout.
+    let t = alloc_record(layout);
+    // SAFETY: a fresh block of `layout`; the record is written before use
+    // and freed only by `drop_keep`, with this layout.
     let task = unsafe {
-        let p = std::alloc::alloc(layout);
-        if p.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        let t = p as *mut Task;
         t.write(Task::child_of(parent));
         &*t
     };
