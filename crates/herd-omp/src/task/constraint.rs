@@ -12,9 +12,11 @@
 //!
 //! herd keeps tasks in its deques, which a thief cannot search;
 //! [`herd::rt::wait_until_admitting`] takes jobs as usual and hands the ones
-//! this rule refuses on (`herd/src/pool/admit.rs`: back on the waiter's own
-//! deque, or into the waiter's own refused queue, which every participant
-//! searches). [`Descendants::wake_for`] names the waiters a refused task may
+//! this rule refuses on (`herd/src/pool/admit.rs`: into the refused queue
+//! of the first waiter [`Descendants::wake_for`] names, which looks there
+//! before stealing, and which every participant searches; a waiter takes
+//! from the others' refused queues only tasks it admits).
+//! [`Descendants::wake_for`] names the waiters a refused task may
 //! be needed by — its parent's runner (a `taskwait`, or an included
 //! sibling's predecessors) and its taskgroup's waiter — which are exactly
 //! the waits that need it to finish; both admit it, so a refused task is

@@ -3,16 +3,17 @@
 //! participant's queue.
 //!
 //! **Queues.** One per participant slot: a waiter that took a job it may
-//! not run pushes it on its *own* queue (only the occupant of the slot
-//! pushes there, so a refusal writes the refuser's own lines); anyone takes
-//! from any queue (`admit.rs` says who looks where). One exception, rare:
-//! a participant that took a job of a region it is not in (`find_work`'s
-//! second team check) hands it back on the master's queue
+//! not run pushes it on the queue of the waiter that needs it, or on its
+//! own (`admit.rs` says which, and who looks where); anyone takes from any
+//! queue — an idle participant the oldest job, an admitting waiter only a
+//! job it may run (a queue is searched under its lock, see `queue`). One
+//! exception, rare: a participant that took a job of a region it is not in
+//! (`find_work`'s second team check) hands it back on the master's queue
 //! ([`RefusedQueues::hand_back`]), counting and waking as a refuser does.
 //!
 //! **Summary.** The slots are split into *groups* of at most [`GROUP`]
 //! participants of one shepherd (so a group shares a cache, and its line
-//! travels only inside it on the refusal path). Each group has a counter:
+//! travels only inside it when refuser and waiter share a shepherd). Each group has a counter:
 //! a refuser adds one after its push, a taker takes one off after a
 //! successful take. A search loads the group counters (`⌈P / GROUP⌉`
 //! loads, 16 at P = 128) and looks only at the queues of groups whose
@@ -101,9 +102,10 @@ impl<T> RefusedQueues<T> {
         }
     }
 
-    /// The occupant of `slot` queues a job it refused. The caller then wakes
-    /// an announced sleeper (`notify_work`: its fence orders this push and
-    /// the count before its load of the sleepers).
+    /// Queues a refused job on `slot`'s queue (the refuser's own, or that of
+    /// the waiter the job was refused for). The caller then wakes an
+    /// announced sleeper (`notify_work`: its fence orders this push and the
+    /// count before its load of the sleepers).
     pub(crate) fn push(&self, slot: usize, job: T) {
         self.queues[slot].push(job);
         self.counts[self.group_of[slot]].fetch_add(1, Ordering::SeqCst);
@@ -126,31 +128,43 @@ impl<T> RefusedQueues<T> {
     }
 
     /// A job of `slot`'s own queue, if any: one load of `seen` in a pool
-    /// that never refused, of the queue's indices when it is empty.
+    /// that never refused, of the queue's length hint when it is empty.
     #[inline]
     pub(crate) fn take_own(&self, slot: usize) -> Option<T> {
         if !self.seen.load(Ordering::SeqCst) {
             return None;
         }
-        self.take(slot)
+        self.take(slot, &|_| true)
     }
 
-    /// A job of another participant's queue for `slot`, a member of a team
-    /// `0..team` (after a failed steal): the group counters, then the
-    /// queues of the groups that hold jobs, `slot`'s group first — every
-    /// group, slots outside the team included (see the module
-    /// documentation). Nothing for a slot outside the team.
-    pub(crate) fn take_others(&self, slot: usize, team: usize) -> Option<T> {
+    /// The oldest job of `slot`'s own queue that `accept` accepts (an
+    /// admitting waiter's look: the jobs refused for it were sent there).
+    #[inline]
+    pub(crate) fn take_own_if(&self, slot: usize, accept: &dyn Fn(&T) -> bool) -> Option<T> {
+        if !self.seen.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.take(slot, accept)
+    }
+
+    /// A job `accept` accepts of another participant's queue for `slot`, a
+    /// member of a team `0..team` (after a failed steal): the group
+    /// counters, then the queues of the groups that hold jobs, `slot`'s
+    /// group first — every group, slots outside the team included (see the
+    /// module documentation). Nothing for a slot outside the team. An idle
+    /// participant accepts any job; an admitting waiter only the ones it
+    /// may run, so that it never takes a job out only to queue it again.
+    pub(crate) fn take_others(&self, slot: usize, team: usize, accept: &dyn Fn(&T) -> bool) -> Option<T> {
         if slot >= team || !self.seen.load(Ordering::SeqCst) {
             return None;
         }
         let groups = self.counts.len();
         let own = self.group_of[slot];
         (0..groups).map(|k| (own + k) % groups).find_map(|g| {
-            if self.counts[g].load(Ordering::Relaxed) == 0 {
+            if self.counts[g].load(Ordering::SeqCst) == 0 {
                 return None;
             }
-            self.members[g].iter().filter(|&&s| s != slot).find_map(|&s| self.take(s))
+            self.members[g].iter().filter(|&&s| s != slot).find_map(|&s| self.take(s, accept))
         })
     }
 
@@ -161,60 +175,58 @@ impl<T> RefusedQueues<T> {
         self.seen.load(Ordering::SeqCst) && self.counts.iter().any(|c| c.load(Ordering::SeqCst) != 0)
     }
 
-    fn take(&self, slot: usize) -> Option<T> {
+    fn take(&self, slot: usize, accept: &dyn Fn(&T) -> bool) -> Option<T> {
         #[cfg(all(test, not(loom)))]
         self.looks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let job = self.queues[slot].take()?;
+        let job = self.queues[slot].take_if(accept)?;
         self.counts[self.group_of[slot]].fetch_sub(1, Ordering::SeqCst);
         Some(job)
     }
 }
 
-/// The queue itself: crossbeam's `Injector` (lock-free, FIFO, taken from by
-/// anyone), or under loom a modelled mutex-guarded one.
+/// The queue itself: a `VecDeque` under a lock, with a length hint read
+/// without the lock. Not crossbeam's `Injector` (the first version): an
+/// admitting waiter must take from another's queue only a job it may run
+/// ([`RefusedQueues::take_others`] with a rule), and an `Injector` cannot be
+/// searched — a waiter took whatever came first and refused it again,
+/// moving jobs from queue to queue. The lock is held for a push, or a scan
+/// of one queue (a handful of jobs: each is refused at most once per waiter
+/// and sent to the waiter that needs it); nobody takes it when the hint
+/// says the queue is empty.
 mod queue {
-    #[cfg(not(loom))]
-    pub(super) struct Queue<T>(crossbeam_deque::Injector<T>);
+    use crate::sync::atomic::{AtomicUsize, Ordering};
+    use crate::sync::Mutex;
+    use std::collections::VecDeque;
 
-    #[cfg(not(loom))]
-    impl<T> Queue<T> {
-        pub(super) fn new() -> Queue<T> {
-            Queue(crossbeam_deque::Injector::new())
-        }
-
-        pub(super) fn push(&self, job: T) {
-            self.0.push(job);
-        }
-
-        pub(super) fn take(&self) -> Option<T> {
-            if self.0.is_empty() {
-                return None;
-            }
-            loop {
-                match self.0.steal() {
-                    crossbeam_deque::Steal::Success(job) => return Some(job),
-                    crossbeam_deque::Steal::Empty => return None,
-                    crossbeam_deque::Steal::Retry => {}
-                }
-            }
-        }
+    pub(super) struct Queue<T> {
+        jobs: Mutex<VecDeque<T>>,
+        /// `jobs.len()`, stored under the lock (`Release`); a reader that
+        /// saw a push's count in the summary (`SeqCst`, after the push)
+        /// sees it here too.
+        len: AtomicUsize,
     }
 
-    #[cfg(loom)]
-    pub(super) struct Queue<T>(loom::sync::Mutex<std::collections::VecDeque<T>>);
-
-    #[cfg(loom)]
     impl<T> Queue<T> {
         pub(super) fn new() -> Queue<T> {
-            Queue(loom::sync::Mutex::new(std::collections::VecDeque::new()))
+            Queue { jobs: Mutex::new(VecDeque::new()), len: AtomicUsize::new(0) }
         }
 
         pub(super) fn push(&self, job: T) {
-            self.0.lock().unwrap().push_back(job);
+            let mut jobs = self.jobs.lock().unwrap();
+            jobs.push_back(job);
+            self.len.store(jobs.len(), Ordering::Release);
         }
 
-        pub(super) fn take(&self) -> Option<T> {
-            self.0.lock().unwrap().pop_front()
+        /// The oldest job `accept` accepts, taken out.
+        pub(super) fn take_if(&self, accept: &dyn Fn(&T) -> bool) -> Option<T> {
+            if self.len.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            let mut jobs = self.jobs.lock().unwrap();
+            let at = jobs.iter().position(accept)?;
+            let job = jobs.remove(at);
+            self.len.store(jobs.len(), Ordering::Release);
+            job
         }
     }
 }
@@ -240,15 +252,15 @@ mod tests {
     #[test]
     fn a_search_looks_only_where_jobs_are() {
         let q = node();
-        assert!(!q.any() && q.take_others(0, 128).is_none());
+        assert!(!q.any() && q.take_others(0, 128, &|_| true).is_none());
         assert_eq!(looks(&q), 0, "no queue looked at before any refusal");
         q.push(100, 7);
         assert!(q.any());
-        assert_eq!(q.take_others(0, 128), Some(7));
+        assert_eq!(q.take_others(0, 128, &|_| true), Some(7));
         let n = looks(&q);
         assert!(n <= GROUP, "looked at {n} queues for one job");
         assert!(!q.any());
-        assert_eq!(q.take_others(0, 128), None);
+        assert_eq!(q.take_others(0, 128, &|_| true), None);
         assert_eq!(looks(&q), 0, "looked at queues of empty groups");
     }
 
@@ -265,10 +277,14 @@ mod tests {
         q.push(3, 2);
         q.push(120, 3);
         assert_eq!(q.take_own(3), Some(1));
-        assert_eq!(q.take_others(5, 100), Some(2), "slot 3 is in slot 5's group");
+        assert_eq!(q.take_others(5, 100, &|_| true), Some(2), "slot 3 is in slot 5's group");
         assert!(q.any(), "the job at 120 is counted");
-        assert_eq!(q.take_others(110, 100), None, "slot 110 is outside a team of 100");
-        assert_eq!(q.take_others(5, 100), Some(3), "a counted job a member's search does not reach");
+        assert_eq!(q.take_others(110, 100, &|_| true), None, "slot 110 is outside a team of 100");
+        assert_eq!(
+            q.take_others(5, 100, &|_| true),
+            Some(3),
+            "a counted job a member's search does not reach"
+        );
         assert!(!q.any());
         assert!(q.counts.iter().all(|c| c.load(Ordering::Relaxed) == 0));
     }
@@ -298,14 +314,14 @@ mod tests {
                     let slot = t * 37 % 128;
                     for j in 0..2000u32 {
                         q.push(slot, j);
-                        if q.take_others((slot + 64) % 128, 128).is_some() {
+                        if q.take_others((slot + 64) % 128, 128, &|_| true).is_some() {
                             taken.fetch_add(1, Ordering::Relaxed);
                         }
                     }
                 });
             }
         });
-        while q.take_others(127, 128).is_some() || q.take_own(0).is_some() {
+        while q.take_others(127, 128, &|_| true).is_some() || q.take_own(0).is_some() {
             taken.fetch_add(1, Ordering::Relaxed);
         }
         for s in 0..128 {
@@ -340,7 +356,7 @@ mod model {
                 let (queues, sleepers, parker) = (queues.clone(), sleepers.clone(), parker.clone());
                 loom::thread::spawn(move || {
                     if weaken {
-                        queues.queues[1].push(9);
+                        queues.queues[1].push(9); // uncounted
                         queues.seen.store(true, crate::sync::atomic::Ordering::SeqCst);
                     } else {
                         queues.push(1, 9);
@@ -350,7 +366,7 @@ mod model {
             };
             loop {
                 let token = parker.prepare();
-                if let Some(job) = queues.take_others(0, 2) {
+                if let Some(job) = queues.take_others(0, 2, &|_| true) {
                     assert_eq!(job, 9);
                     break;
                 }
@@ -471,7 +487,8 @@ mod hand_back_model {
                     }
                     return;
                 }
-                if let Some(job) = self.queues.take_own(slot).or_else(|| self.queues.take_others(slot, TEAM))
+                if let Some(job) =
+                    self.queues.take_own(slot).or_else(|| self.queues.take_others(slot, TEAM, &|_| true))
                 {
                     self.run(slot, job);
                     owe_wake = false;

@@ -1,5 +1,5 @@
 //! Per-worker scheduling counters: tasks run, loop chunks, local and remote
-//! steals, failed steals and idle time.
+//! steals, failed steals, idle time, wakes and refusals.
 //!
 //! Each participant slot has its own cache line of counters. Only the
 //! occupant of the slot writes them (a relaxed load and store, no
@@ -28,6 +28,8 @@ pub(crate) struct Counters {
     /// Sleeping participants it woke with a system call for a region post
     /// or acknowledgement.
     pub(crate) wakes: AtomicU64,
+    /// Jobs it took and refused in an admitting wait (`pool/admit.rs`).
+    pub(crate) refusals: AtomicU64,
 }
 
 /// Adds `n` to a counter only its owner writes.
@@ -70,6 +72,11 @@ pub struct WorkerStats {
     /// Participants it woke with a system call (futex) for a region post
     /// or acknowledgement.
     pub wakes: u64,
+    /// Jobs it took (popped, stole or took from a refused queue) in an
+    /// admitting wait and could not run, so handed on (`rt::Admit`): each
+    /// is a wasted take, and a waiter whose job is taken this way waits
+    /// for it to come back.
+    pub refusals: u64,
 }
 
 impl WorkerStats {
@@ -112,6 +119,7 @@ impl AllCounters {
                 idle_ns: get(&c.idle_ns),
                 posts: get(&c.posts),
                 wakes: get(&c.wakes),
+                refusals: get(&c.refusals),
             })
             .collect()
     }
@@ -130,6 +138,7 @@ impl AllCounters {
                 &c.idle_ns,
                 &c.posts,
                 &c.wakes,
+                &c.refusals,
             ] {
                 a.store(0, Ordering::Relaxed);
             }
