@@ -80,7 +80,7 @@ impl Scheduler for WorkStealing {
                 if v == slot {
                     continue;
                 }
-                match self.deques.stealers[v].steal() {
+                match self.deques.steal(v) {
                     Steal::Success(job) => {
                         self.pending.sub(v as u32);
                         if self.shepherd_of[v] == self.shepherd_of[slot] {

@@ -123,7 +123,7 @@ impl Mts {
             if v == slot {
                 continue;
             }
-            match self.deques.stealers[v].steal() {
+            match self.deques.steal(v) {
                 Steal::Success(job) => {
                     self.pending.sub(v as u32);
                     bump(&counters.local_steals, 1);
@@ -163,7 +163,7 @@ impl Mts {
                 let got = loop {
                     let s = match v {
                         None => self.shepherds[g].injector.steal_batch_with_limit_and_pop(dest, limit),
-                        Some(v) => self.deques.stealers[v].steal_batch_with_limit_and_pop(dest, limit),
+                        Some(v) => self.deques.steal_batch_and_pop(v, dest, limit),
                     };
                     match s {
                         Steal::Retry => continue,
@@ -265,7 +265,7 @@ impl Scheduler for Mts {
                     Steal::Empty => {}
                 }
                 for &v in self.members[g].iter() {
-                    match self.deques.stealers[v].steal() {
+                    match self.deques.steal(v) {
                         Steal::Success(job) => {
                             self.pending.sub(v as u32);
                             bump(&counters.remote_steals, 1);

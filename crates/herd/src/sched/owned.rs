@@ -4,7 +4,7 @@
 //! the occupant's random-number state for choosing victims.
 
 use super::JobRef;
-use crossbeam_deque::{Stealer, Worker};
+use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use std::cell::{Cell, UnsafeCell};
 
@@ -17,8 +17,12 @@ struct Own {
 /// One deque per participant slot; see the module documentation.
 pub(crate) struct OwnedDeques {
     own: Box<[CachePadded<Own>]>,
-    /// The thieves' ends, by slot.
+    /// The thieves' ends, by slot (steal through [`OwnedDeques::steal`]).
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
+    /// Steals that reached crossbeam's `steal` (and so pinned its epoch)
+    /// and found the deque empty (see [`OwnedDeques::steal`]).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) pinned_empty: std::sync::atomic::AtomicUsize,
 }
 
 // SAFETY: `own[i]` is only accessed by the single thread occupying slot `i`
@@ -39,7 +43,12 @@ impl OwnedDeques {
                 CachePadded::new(Own { deque: UnsafeCell::new(d), rng: Cell::new(seed | 1) })
             })
             .collect();
-        OwnedDeques { own, stealers }
+        OwnedDeques {
+            own,
+            stealers,
+            #[cfg(all(test, not(loom)))]
+            pinned_empty: std::sync::atomic::AtomicUsize::new(0),
+        }
     }
 
     /// The occupant's state.
@@ -63,6 +72,40 @@ impl OwnedDeques {
         unsafe { &*self.own(slot).deque.get() }
     }
 
+    /// One job from the top of `v`'s deque — as `Stealer::steal`, but an
+    /// empty deque is seen without pinning crossbeam's epoch. `steal` pins
+    /// it (a locked compare-exchange, a load of the global epoch), and every
+    /// 128th pin of a thread scans every registered thread's epoch (a cache
+    /// miss each, their owners write them at every pin) and may advance the
+    /// global epoch, a line every pin reads: on the spin path of P idle
+    /// participants, each trying P − 1 victims per look, that is O(P) misses
+    /// per look and a line every core writes. `is_empty` is two loads and a
+    /// fence, and pins nothing.
+    #[inline]
+    pub(crate) fn steal(&self, v: usize) -> Steal<JobRef> {
+        let s = &self.stealers[v];
+        if s.is_empty() {
+            return Steal::Empty;
+        }
+        let got = s.steal();
+        #[cfg(all(test, not(loom)))]
+        if got.is_empty() {
+            self.pinned_empty.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        got
+    }
+
+    /// `steal_batch_with_limit_and_pop` from `v`'s deque into `dest`, with
+    /// the same empty check first (see [`OwnedDeques::steal`]).
+    #[inline]
+    pub(crate) fn steal_batch_and_pop(&self, v: usize, dest: &Worker<JobRef>, limit: usize) -> Steal<JobRef> {
+        let s = &self.stealers[v];
+        if s.is_empty() {
+            return Steal::Empty;
+        }
+        s.steal_batch_with_limit_and_pop(dest, limit)
+    }
+
     /// A random index below `n` (xorshift on the occupant's state).
     ///
     /// # Safety
@@ -76,5 +119,37 @@ impl OwnedDeques {
         x ^= x << 17;
         rng.set(x);
         (x % n as u64) as usize
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::OwnedDeques;
+    use crate::sched::JobRef;
+    use std::sync::atomic::Ordering;
+
+    unsafe fn nothing(_: *const ()) {}
+
+    /// Steals from empty deques — an idle participant's every look — never
+    /// reach crossbeam's `steal` (which pins the epoch); a queued job is
+    /// still stolen, by one steal or in a batch.
+    #[test]
+    fn empty_deques_are_seen_without_pinning() {
+        let d = OwnedDeques::new(4);
+        for _ in 0..1000 {
+            for v in 0..4 {
+                assert!(d.steal(v).is_empty());
+            }
+        }
+        // SAFETY: this thread stands for every slot's occupant here.
+        let (w0, w1) = unsafe { (d.local(0), d.local(1)) };
+        for _ in 0..3 {
+            // SAFETY: `nothing` reads no data.
+            w0.push(unsafe { JobRef::new(std::ptr::null(), nothing) });
+        }
+        assert!(d.steal(0).is_success());
+        assert!(d.steal_batch_and_pop(0, w1, 8).is_success());
+        assert_eq!(w1.len() + w0.len(), 1, "one job left after a steal and a batch with its pop");
+        assert_eq!(d.pinned_empty.load(Ordering::Relaxed), 0, "a steal pinned the epoch on an empty deque");
     }
 }
