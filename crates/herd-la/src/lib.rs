@@ -70,6 +70,7 @@ pub mod probe;
 pub mod qr;
 mod rng;
 mod side;
+mod spread;
 pub mod sygv;
 pub mod syrk;
 pub mod tiled;

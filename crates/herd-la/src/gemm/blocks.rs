@@ -5,16 +5,9 @@
 //! block row and column smaller when `mb`, `nb` do not divide the shape).
 //! [`for_each_block`] halves the grid recursively — along the dimension with
 //! more blocks — with `faer`'s `split_at_*_mut`, so every block is a
-//! `MatMut` of its own (no `unsafe`, no locks), and hands them out in a
-//! [`herd::scope`], a column group's blocks together, splitting the list in
-//! halves that are spawned at once (eagerly, as Rayon's `join` does): idle
-//! participants take whole blocks without waiting, and a participant slowed
-//! by another process is relieved of them. (The blocks used to run as the leaves of a
-//! [`herd::join`] tree, whose lazy continuations are exposed one per join
-//! call: with one long block per participant that spread them in waves — on
-//! a 16-core machine the 16 blocks of an n = 4000 product ran at about 2
-//! cores' speed, 122 GFLOP/s against faer's 588; 16 leaves of 50 ms on 16
-//! participants take 200 ms as a join tree, 52 ms handed out in halves.)
+//! `MatMut` of its own (no `unsafe`, no locks), and hands them out with
+//! `crate::spread` (halves spawned at once in a `herd::scope`, a column
+//! group's blocks together; why not a `herd::join` tree: `spread.rs`).
 //!
 //! Partitioning `C` (never `K`) means no two blocks write the same entry and
 //! no reduction is needed, whatever `K` is: for the ATLAS paper's rank-K
@@ -136,7 +129,7 @@ impl Grid {
 /// Runs `f(block, row0, col0)` for every block of `grid` over `c`
 /// (`block` is `c[row0.., col0..]` of the grid's size, clipped) on the
 /// participants of the current herd pool (the global pool when the caller
-/// is in none): the blocks are handed out by [`spread`] in a [`herd::scope`].
+/// is in none): the blocks are handed out by [`crate::spread::for_each`].
 pub(crate) fn for_each_block<F>(c: MatMut<'_, f64>, grid: Grid, f: &F)
 where
     F: Fn(MatMut<'_, f64>, usize, usize) + Sync,
@@ -150,26 +143,7 @@ where
     // A column group's blocks next to each other, so that the members that
     // share packed panels of `B` are handed out together.
     blocks.sort_unstable_by_key(|&(_, row0, col0)| (col0, row0));
-    herd::scope(|s| spread(s, blocks, f));
-}
-
-/// Runs the first of `blocks` here after spawning the rest in halves, the
-/// larger first, each half spread the same way by whoever takes it: every
-/// block is stealable as soon as the spawners have run their few steps,
-/// whatever the blocks cost, and no participant pushes (and wakes a
-/// sleeper for) more than about log₂ of the blocks — one spawn per block
-/// from the caller would be a sequence of P wake-ups by one thread.
-fn spread<'s, F>(s: &herd::Scope<'s>, mut blocks: Vec<(MatMut<'s, f64>, usize, usize)>, f: &'s F)
-where
-    F: Fn(MatMut<'_, f64>, usize, usize) + Sync,
-{
-    while blocks.len() > 1 {
-        let rest = blocks.split_off(blocks.len().div_ceil(2));
-        s.spawn(move |s| spread(s, rest, f));
-    }
-    if let Some((block, row0, col0)) = blocks.pop() {
-        f(block, row0, col0);
-    }
+    crate::spread::for_each(blocks, &|(block, row0, col0)| f(block, row0, col0));
 }
 
 /// The `br × bc` blocks of `c`, whose first entry is `origin` in the whole

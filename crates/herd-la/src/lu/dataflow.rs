@@ -264,20 +264,12 @@ impl<'a> Dag<'a> {
 /// Applies to the columns of every panel the interchanges of the panels
 /// right of it. `a` holds the panels from the one starting at column `col0`
 /// (a multiple of `nb`) on; the panels are independent and spread with
-/// `herd::join`.
+/// [`crate::spread::for_each`].
 fn apply_left(a: MatMut<'_, f64>, ipiv: &[usize], nb: usize, col0: usize) {
-    let panels = a.ncols().div_ceil(nb);
-    if panels == 0 {
-        return;
-    }
-    if panels == 1 {
-        let after = col0 + a.ncols();
+    crate::spread::for_each(crate::spread::col_blocks(a, nb), &|(panel, c0): (MatMut<'_, f64>, usize)| {
+        let after = col0 + c0 + panel.ncols();
         if after < ipiv.len() {
-            laswp(a, &ipiv[after..], after);
+            laswp(panel, &ipiv[after..], after);
         }
-        return;
-    }
-    let half = panels / 2;
-    let (l, r) = a.split_at_col_mut(half * nb);
-    herd::join(|| apply_left(l, ipiv, nb, col0), || apply_left(r, ipiv, nb, col0 + half * nb));
+    });
 }

@@ -89,7 +89,7 @@ pub(super) fn laswp_back(mut a: MatMut<'_, f64>, piv: &[usize], first: usize) {
 /// gives LAPACK's interchanges directly where faer returns a permutation.
 ///
 /// The GEMMs of the recursion are cut into at most `parts` row blocks spread
-/// with `herd::join` (see [`gemm_parts`]), so that idle participants can help
+/// with `crate::spread` (see [`gemm_parts`]), so that idle participants can help
 /// with a panel on the critical path; `parts = 1` keeps it on the caller.
 pub(super) fn getrf2(mut a: MatMut<'_, f64>, piv: &mut [usize], parts: usize) -> Option<usize> {
     let (m, n) = (a.nrows(), a.ncols());
@@ -148,7 +148,7 @@ pub(super) fn getrf2(mut a: MatMut<'_, f64>, piv: &mut [usize], parts: usize) ->
 /// matrix, at least `j`): the interchanges (`dlaswp`), `C₁ ← L₁₁⁻¹·C₁`
 /// (`dtrsm`) for the `jb` rows `j..j + jb`, then `C₂ ← C₂ − L₂₁·C₁`
 /// (`dgemm`) for the rows below, that last product cut into `row_parts`
-/// row blocks spread with `herd::join`.
+/// row blocks spread with [`crate::spread::for_each`].
 pub(super) fn update_block(
     c: MatMut<'_, f64>,
     panel: MatRef<'_, f64>,
@@ -169,7 +169,7 @@ pub(super) fn update_block(
 }
 
 /// Multiply–adds below which a GEMM piece is not cut further: about 0.1 ms
-/// of one core, so that `herd::join`'s cost stays negligible.
+/// of one core, so that handing a piece out costs a negligible share.
 const MIN_PIECE: usize = 1 << 22;
 
 /// How many row blocks an `m × n × k` GEMM is cut into: at most `parts`,
@@ -179,16 +179,17 @@ pub(super) fn gemm_parts(parts: usize, m: usize, n: usize, k: usize) -> usize {
 }
 
 /// `c ← c − l·u` in `parts` blocks of rows (multiples of 8 rows), spread
-/// with `herd::join`.
+/// with [`crate::spread::for_each`].
 fn gemm_rows(c: MatMut<'_, f64>, l: MatRef<'_, f64>, u: MatRef<'_, f64>, parts: usize) {
     let m = c.nrows();
     if parts <= 1 || m < 16 {
         crate::gemm::sub_product(c, l, u);
         return;
     }
-    let top_parts = parts / 2;
-    let split = (m * top_parts / parts).next_multiple_of(8).min(m);
-    let (ct, cb) = c.split_at_row_mut(split);
-    let (lt, lb) = l.split_at_row(split);
-    herd::join(|| gemm_rows(ct, lt, u, top_parts), || gemm_rows(cb, lb, u, parts - top_parts));
+    let cuts = (1..parts).map(|k| (m * k / parts).next_multiple_of(8).min(m));
+    let blocks = crate::spread::col_blocks_at(c.transpose_mut(), cuts);
+    crate::spread::for_each(blocks, &|(ct, row0): (MatMut<'_, f64>, usize)| {
+        let rows = ct.ncols();
+        crate::gemm::sub_product(ct.transpose_mut(), l.subrows(row0, rows), u);
+    });
 }

@@ -9,8 +9,8 @@
 //!   (recursive `dgetrf2`);
 //! * **the rest**: every column right of panel `k + 1` is updated by panel
 //!   `k`, cut into column tiles of `nb` columns (and, when there are fewer
-//!   tiles than participants, each tile's GEMM into row blocks), spread by
-//!   recursive halving with `herd::join`.
+//!   tiles than participants, each tile's GEMM into row blocks), the tiles
+//!   handed out with `crate::spread` (every tile stealable at once).
 //!
 //! So panel `k + 1` is factored while the trailing update of step `k`
 //! proceeds (look-ahead of depth one), and a participant that finishes the
@@ -88,7 +88,7 @@ pub(super) fn getrf_blocked(mut a: MatMut<'_, f64>, ipiv: &mut [usize], nb: usiz
 }
 
 /// Updates every column of `c` by the factored panel (see
-/// [`update_block`]), in tiles of `nb` columns spread with `herd::join`,
+/// [`update_block`]), in tiles of `nb` columns spread with `crate::spread`,
 /// each tile's GEMM cut into row blocks so that there are about
 /// [`PIECES_PER_PARTICIPANT`] pieces per participant and none above
 /// [`MAX_PIECE`].
@@ -109,26 +109,17 @@ fn update_columns(
     let by_load = (PIECES_PER_PARTICIPANT * participants).div_ceil(tiles);
     let by_size = rows.saturating_mul(width).saturating_mul(jb) / MAX_PIECE;
     let parts = gemm_parts(by_load.max(by_size), rows, width, jb);
-    split_tiles(c, tiles, nb, &|block| update_block(block, panel, piv, j, parts));
+    split_tiles(c, nb, &|block| update_block(block, panel, piv, j, parts));
 }
 
 /// Applies the interchanges `piv` of rows `j..` to the columns `c` (left of
-/// their panel), in tiles of `nb` columns spread with `herd::join`.
+/// their panel), in tiles of `nb` columns spread with `crate::spread`.
 fn swap_columns(c: MatMut<'_, f64>, piv: &[usize], j: usize, nb: usize) {
-    let tiles = c.ncols().div_ceil(nb);
-    if tiles > 0 {
-        split_tiles(c, tiles, nb, &|block| laswp(block, piv, j));
-    }
+    split_tiles(c, nb, &|block| laswp(block, piv, j));
 }
 
-/// Runs `f` on each of the `tiles` column tiles of `nb` columns of `c` (the
-/// last one narrower), halving with `herd::join`.
-fn split_tiles<F: Fn(MatMut<'_, f64>) + Sync>(c: MatMut<'_, f64>, tiles: usize, nb: usize, f: &F) {
-    if tiles <= 1 {
-        f(c);
-        return;
-    }
-    let half = tiles / 2;
-    let (l, r) = c.split_at_col_mut(half * nb);
-    herd::join(|| split_tiles(l, half, nb, f), || split_tiles(r, tiles - half, nb, f));
+/// Runs `f` on each column tile of `nb` columns of `c` (the last one
+/// narrower), spread with [`crate::spread::for_each`].
+fn split_tiles<F: Fn(MatMut<'_, f64>) + Sync>(c: MatMut<'_, f64>, nb: usize, f: &F) {
+    crate::spread::for_each(crate::spread::col_blocks(c, nb), &|(tile, _)| f(tile));
 }

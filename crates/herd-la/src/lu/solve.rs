@@ -17,7 +17,7 @@ const MIN_COLS: usize = 16;
 /// with the factors `lu` (`n × n`) and pivots `ipiv` of `A = P·L·U` that
 /// [`getrf`](super::getrf) computed. `Op::NoTrans` solves `A·X = B`,
 /// `Op::Trans` `Aᵀ·X = B`. The right-hand sides are cut into column blocks
-/// spread over the current herd pool with `herd::join`, each solved with
+/// spread over the current herd pool with `crate::spread`, each solved with
 /// faer's sequential triangular solves.
 ///
 /// As in LAPACK, a zero on `U`'s diagonal is not checked for (the solution
@@ -69,14 +69,8 @@ fn solve_block(op: Op, lu: MatRef<'_, f64>, ipiv: &[usize], mut x: MatMut<'_, f6
     }
 }
 
-/// Runs `f` on `parts` column blocks of `b`, halving with `herd::join`.
+/// Runs `f` on `parts` column blocks of `b`, spread with
+/// [`crate::spread::for_each`].
 fn split<F: Fn(MatMut<'_, f64>) + Sync>(b: MatMut<'_, f64>, parts: usize, f: &F) {
-    if parts <= 1 {
-        f(b);
-        return;
-    }
-    let half = parts / 2;
-    let at = b.ncols() * half / parts;
-    let (l, r) = b.split_at_col_mut(at);
-    herd::join(|| split(l, half, f), || split(r, parts - half, f));
+    crate::spread::for_each(crate::spread::col_parts(b, parts), &|(block, _)| f(block));
 }

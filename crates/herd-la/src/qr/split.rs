@@ -1,8 +1,10 @@
 //! Spreading independent pieces of a matrix over the participants of the
 //! current herd pool: the target of a block reflector cut into column (or
-//! row) blocks, halved recursively with faer's `split_at_*_mut` (each piece a
-//! `MatMut` of its own, no locks) and run with [`herd::join`], so idle
-//! participants steal the larger pending halves.
+//! row) blocks with faer's `split_at_*_mut` (each piece a `MatMut` of its
+//! own, no locks) and handed out with `crate::spread` (every piece
+//! stealable at once); the pairwise sums of [`apply_left_par`] and
+//! [`par_map`] stay on [`herd::join`] trees (their results combine up the
+//! tree).
 
 use faer::{Mat, MatMut};
 
@@ -37,21 +39,7 @@ pub(crate) fn for_cols<F>(c: MatMut<'_, f64>, width: usize, f: &F)
 where
     F: Fn(MatMut<'_, f64>, usize) + Sync,
 {
-    cols_from(c, 0, width.max(1), f);
-}
-
-fn cols_from<F>(c: MatMut<'_, f64>, col0: usize, width: usize, f: &F)
-where
-    F: Fn(MatMut<'_, f64>, usize) + Sync,
-{
-    let blocks = c.ncols().div_ceil(width);
-    if blocks <= 1 {
-        f(c, col0);
-        return;
-    }
-    let left = (blocks / 2) * width;
-    let (l, r) = c.split_at_col_mut(left);
-    herd::join(|| cols_from(l, col0, width, f), || cols_from(r, col0 + left, width, f));
+    crate::spread::for_each(crate::spread::col_blocks(c, width), &|(cols, col0)| f(cols, col0));
 }
 
 /// Runs `f(rows, row0)` for the blocks of `height` rows of `c` (the last

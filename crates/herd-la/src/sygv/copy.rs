@@ -1,6 +1,6 @@
 //! The `O(n²)` data movement of `sygv` on the herd pool: filling the column
 //! blocks of a matrix, each from data it does not alias, with one
-//! participant per block (the blocks spread with `herd::join`).
+//! participant per block (the blocks spread with `crate::spread`).
 
 use faer::MatMut;
 
@@ -21,22 +21,5 @@ pub(super) fn for_each_col_block<F>(m: MatMut<'_, f64>, width: usize, f: &F)
 where
     F: Fn(MatMut<'_, f64>, usize) + Sync,
 {
-    let width = width.max(1);
-    let blocks = m.ncols().div_ceil(width);
-    split(m, 0, blocks, width, f);
-}
-
-fn split<F>(m: MatMut<'_, f64>, col0: usize, blocks: usize, width: usize, f: &F)
-where
-    F: Fn(MatMut<'_, f64>, usize) + Sync,
-{
-    if blocks <= 1 {
-        if m.ncols() > 0 {
-            f(m, col0);
-        }
-        return;
-    }
-    let left = blocks / 2;
-    let (l, r) = m.split_at_col_mut(left * width);
-    herd::join(|| split(l, col0, left, width, f), || split(r, col0 + left * width, blocks - left, width, f));
+    crate::spread::for_each(crate::spread::col_blocks(m, width), &|(block, col0)| f(block, col0));
 }

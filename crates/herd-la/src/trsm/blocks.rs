@@ -2,10 +2,9 @@
 //! running one closure per block on the participants of the current herd
 //! pool.
 //!
-//! [`for_each_col_block`] halves the block range recursively with faer's
-//! `split_at_col_mut` (every block a `MatMut` of its own: no `unsafe`, no
-//! locks) and runs the halves with [`herd::join`], so idle participants
-//! steal the larger pending halves.
+//! [`for_each_col_block`] cuts the blocks with faer's `split_at_col_mut`
+//! (every block a `MatMut` of its own: no `unsafe`, no locks) and hands
+//! them out with `crate::spread` (every block stealable at once).
 
 use faer::MatMut;
 
@@ -32,24 +31,11 @@ pub(super) fn width(k: usize, n: usize, participants: usize) -> usize {
 }
 
 /// Runs `f(block)` for the blocks of `width` columns of `b` (the last one
-/// narrower), spread over the current herd pool with [`herd::join`].
+/// narrower), spread over the current herd pool with
+/// [`crate::spread::for_each`].
 pub(super) fn for_each_col_block<F>(b: MatMut<'_, f64>, width: usize, f: &F)
 where
     F: Fn(MatMut<'_, f64>) + Sync,
 {
-    let blocks = b.ncols().div_ceil(width.max(1));
-    split(b, blocks, width.max(1), f);
-}
-
-fn split<F>(b: MatMut<'_, f64>, blocks: usize, width: usize, f: &F)
-where
-    F: Fn(MatMut<'_, f64>) + Sync,
-{
-    if blocks <= 1 {
-        f(b);
-        return;
-    }
-    let left = blocks / 2;
-    let (l, r) = b.split_at_col_mut(left * width);
-    herd::join(|| split(l, left, width, f), || split(r, blocks - left, width, f));
+    crate::spread::for_each(crate::spread::col_blocks(b, width), &|(block, _)| f(block));
 }
