@@ -77,7 +77,8 @@ impl Scheduler for WorkStealing {
             let start = unsafe { self.deques.random_below(slot, n) };
             for k in 0..n {
                 let v = (start + k) % n;
-                if v == slot {
+                // Empty by its owner's count: not looked at (see `owned.rs`).
+                if v == slot || self.pending.skip_victim(v) {
                     continue;
                 }
                 match self.deques.steal(v) {
@@ -126,5 +127,41 @@ impl Scheduler for WorkStealing {
 
     fn has_work(&self, _slot: usize) -> bool {
         !self.injector.is_empty() || self.deques.stealers.iter().any(|s| !s.is_empty())
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::model::{id, job};
+    use super::*;
+    use crate::placement::{plan, PlacementRequest};
+    use crate::topology::Topology;
+
+    /// An idle look at 15 empty victims looks at none of their deques, and
+    /// a queued job is still found by every other participant.
+    #[test]
+    fn idle_looks_probe_no_empty_deque() {
+        let topo = Topology::synthetic("l3:2 core:8 pu:1").unwrap();
+        let req = PlacementRequest {
+            num_threads: None,
+            places: None,
+            bind: Default::default(),
+            dispatch: Default::default(),
+            reserve: 0,
+        };
+        let sh = Shepherds::plan(&topo, &plan(&topo, &req).unwrap(), None, None);
+        let ws = WorkStealing::new(&sh, Arc::new(Pending::new(16)));
+        let c = Counters::default();
+        for _ in 0..100 {
+            for slot in 0..16 {
+                assert!(ws.steal(slot, &c).job.is_none());
+            }
+        }
+        assert_eq!(ws.deques.probes.load(std::sync::atomic::Ordering::Relaxed), 0);
+        for thief in (0..16).filter(|&t| t != 7) {
+            // SAFETY: this thread stands for slot 7 here.
+            unsafe { ws.push(7, job(thief)) };
+            assert_eq!(ws.steal(thief, &c).job.map(id), Some(thief));
+        }
     }
 }

@@ -38,7 +38,7 @@ impl JobRef {
     }
 
     /// The job's data pointer (model tests name jobs by it).
-    #[cfg(all(test, loom))]
+    #[cfg(test)]
     pub(crate) fn data(self) -> *const () {
         self.data
     }

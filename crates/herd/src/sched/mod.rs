@@ -26,7 +26,7 @@ mod deques;
 mod fifo;
 pub(crate) mod job;
 mod lifo;
-#[cfg(all(test, loom))]
+#[cfg(test)]
 mod model;
 mod mts;
 mod owned;

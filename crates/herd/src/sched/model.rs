@@ -1,5 +1,5 @@
 //! What the loom models of the bulk-steal schedulers (`mts.rs`, `lifo.rs`)
-//! share: the synthetic two-shepherd machine, stand-in jobs, and the check
+//! and the tests of the idle look (`mts.rs`, `deques.rs`) share: the synthetic two-shepherd machine, stand-in jobs, and the check
 //! that a shepherd never has two remote stealers at once.
 
 use super::JobRef;
@@ -40,8 +40,10 @@ pub(crate) fn id(j: JobRef) -> usize {
 
 /// Held by a worker inside its shepherd's remote steal; a second one at the
 /// same time fails the model.
+#[cfg_attr(not(loom), allow(dead_code))]
 pub(crate) struct OneStealer<'a>(&'a AtomicUsize);
 
+#[cfg_attr(not(loom), allow(dead_code))]
 impl<'a> OneStealer<'a> {
     pub(crate) fn enter(n: &'a AtomicUsize) -> Self {
         assert_eq!(n.fetch_add(1, Ordering::SeqCst), 0, "two workers steal for one shepherd");

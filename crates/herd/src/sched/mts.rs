@@ -120,7 +120,8 @@ impl Mts {
         let start = self.random_below(slot, members.len());
         for k in 0..members.len() {
             let v = members[(start + k) % members.len()];
-            if v == slot {
+            // Empty by its owner's count: not looked at (see `owned.rs`).
+            if v == slot || self.pending.skip_victim(v) {
                 continue;
             }
             match self.deques.steal(v) {
@@ -136,11 +137,20 @@ impl Mts {
         None
     }
 
-    /// True when some shepherd other than `h` has a job queued (reads only).
+    /// True when some shepherd other than `h` has a job queued (reads only:
+    /// the injectors, and the members' counts of queued jobs).
     fn work_elsewhere(&self, h: usize) -> bool {
         self.nearest[h].iter().any(|&g| {
             !self.shepherds[g].injector.is_empty()
-                || self.members[g].iter().any(|&v| !self.deques.stealers[v].is_empty())
+                || self.members[g].iter().any(|&v| {
+                    // (Under loom, where `skip_victim` filters nothing, the
+                    // deque itself, as before the counts were used.)
+                    if cfg!(loom) {
+                        !self.deques.stealers[v].is_empty()
+                    } else {
+                        !self.pending.skip_victim(v)
+                    }
+                })
         })
     }
 
@@ -163,6 +173,7 @@ impl Mts {
                 let got = loop {
                     let s = match v {
                         None => self.shepherds[g].injector.steal_batch_with_limit_and_pop(dest, limit),
+                        Some(v) if self.pending.skip_victim(v) => Steal::Empty,
                         Some(v) => self.deques.steal_batch_and_pop(v, dest, limit),
                     };
                     match s {
@@ -265,6 +276,9 @@ impl Scheduler for Mts {
                     Steal::Empty => {}
                 }
                 for &v in self.members[g].iter() {
+                    if self.pending.skip_victim(v) {
+                        continue;
+                    }
                     match self.deques.steal(v) {
                         Steal::Success(job) => {
                             self.pending.sub(v as u32);
@@ -364,5 +378,59 @@ mod tests {
                 assert!(pending.none(s), "slot {s}: queued-job count off after all jobs were taken");
             }
         });
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod idle_tests {
+    use super::super::model::{id, job};
+    use super::*;
+    use crate::placement::{plan, PlacementRequest};
+    use crate::topology::Topology;
+
+    /// Four shepherds of four workers (a synthetic machine of four L3s).
+    fn machine() -> Shepherds {
+        let topo = Topology::synthetic("l3:4 core:4 pu:1").unwrap();
+        let req = PlacementRequest {
+            num_threads: None,
+            places: None,
+            bind: Default::default(),
+            dispatch: Default::default(),
+            reserve: 0,
+        };
+        Shepherds::plan(&topo, &plan(&topo, &req).unwrap(), None, None)
+    }
+
+    /// An idle worker's looks (`steal`, `steal_one`) look at no deque while
+    /// every deque is empty — not P − 1 of them per look, each with a fence
+    /// — and still find a job pushed on any of them, near or far.
+    #[test]
+    fn idle_looks_probe_no_empty_deque() {
+        let sh = machine();
+        assert_eq!(sh.members.len(), 4);
+        let pending = Arc::new(Pending::new(16));
+        let mts = Mts::new(&sh, None, pending);
+        let c = Counters::default();
+        // A job pushed and popped back leaves every count at zero.
+        // SAFETY: this thread stands for slot 0 here.
+        unsafe { mts.push(0, job(1)) };
+        // SAFETY: as above.
+        assert_eq!(unsafe { mts.pop(0) }.map(id), Some(1));
+        for _ in 0..100 {
+            for slot in 0..16 {
+                assert!(mts.steal(slot, &c).job.is_none());
+                assert!(mts.steal_one(slot, &c).is_none());
+            }
+        }
+        assert_eq!(mts.deques.probes.load(Ordering::Relaxed), 0, "idle looks looked at empty deques");
+        for (victim, thief) in [(1usize, 2usize), (5, 2), (15, 0)] {
+            // SAFETY: this thread stands for `victim` here.
+            unsafe { mts.push(victim, job(victim)) };
+            assert_eq!(mts.steal_one(thief, &c).map(id), Some(victim), "job of {victim} for {thief}");
+        }
+        // SAFETY: this thread stands for slot 9 here.
+        unsafe { mts.push(9, job(9)) };
+        assert_eq!(mts.steal(12, &c).job.map(id), Some(9), "a remote steal finds a far job");
+        assert_eq!(mts.deques.pinned_empty.load(Ordering::Relaxed), 0);
     }
 }
