@@ -132,24 +132,14 @@ impl Scheduler for WorkStealing {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::super::model::{id, job};
+    use super::super::model::{id, job, machine};
     use super::*;
-    use crate::placement::{plan, PlacementRequest};
-    use crate::topology::Topology;
 
     /// An idle look at 15 empty victims looks at none of their deques, and
     /// a queued job is still found by every other participant.
     #[test]
     fn idle_looks_probe_no_empty_deque() {
-        let topo = Topology::synthetic("l3:2 core:8 pu:1").unwrap();
-        let req = PlacementRequest {
-            num_threads: None,
-            places: None,
-            bind: Default::default(),
-            dispatch: Default::default(),
-            reserve: 0,
-        };
-        let sh = Shepherds::plan(&topo, &plan(&topo, &req).unwrap(), None, None);
+        let sh = machine("l3:2 core:8 pu:1");
         let ws = WorkStealing::new(&sh, Arc::new(Pending::new(16)));
         let c = Counters::default();
         for _ in 0..100 {

@@ -1,6 +1,7 @@
 //! What the loom models of the bulk-steal schedulers (`mts.rs`, `lifo.rs`)
-//! and the tests of the idle look (`mts.rs`, `deques.rs`) share: the synthetic two-shepherd machine, stand-in jobs, and the check
-//! that a shepherd never has two remote stealers at once.
+//! and the tests of the idle look (`mts.rs`, `deques.rs`) share: synthetic
+//! machines, stand-in jobs, and the check that a shepherd never has two
+//! remote stealers at once.
 
 use super::JobRef;
 use crate::placement::{plan, PlacementRequest};
@@ -8,9 +9,10 @@ use crate::shepherds::Shepherds;
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::topology::Topology;
 
-/// Two shepherds of two workers (a synthetic machine of two L3s).
-pub(crate) fn layout() -> Shepherds {
-    let topo = Topology::synthetic("l3:2 core:2 pu:1").unwrap();
+/// The shepherds of the synthetic machine `desc` (hwloc's synthetic
+/// description), one participant per PU.
+pub(crate) fn machine(desc: &str) -> Shepherds {
+    let topo = Topology::synthetic(desc).unwrap();
     let pl = plan(
         &topo,
         &PlacementRequest {
@@ -23,6 +25,12 @@ pub(crate) fn layout() -> Shepherds {
     )
     .unwrap();
     Shepherds::plan(&topo, &pl, None, None)
+}
+
+/// Two shepherds of two workers (a synthetic machine of two L3s).
+#[cfg_attr(not(loom), allow(dead_code))]
+pub(crate) fn layout() -> Shepherds {
+    machine("l3:2 core:2 pu:1")
 }
 
 unsafe fn nothing(_: *const ()) {}

@@ -383,30 +383,15 @@ mod tests {
 
 #[cfg(all(test, not(loom)))]
 mod idle_tests {
-    use super::super::model::{id, job};
+    use super::super::model::{id, job, machine};
     use super::*;
-    use crate::placement::{plan, PlacementRequest};
-    use crate::topology::Topology;
-
-    /// Four shepherds of four workers (a synthetic machine of four L3s).
-    fn machine() -> Shepherds {
-        let topo = Topology::synthetic("l3:4 core:4 pu:1").unwrap();
-        let req = PlacementRequest {
-            num_threads: None,
-            places: None,
-            bind: Default::default(),
-            dispatch: Default::default(),
-            reserve: 0,
-        };
-        Shepherds::plan(&topo, &plan(&topo, &req).unwrap(), None, None)
-    }
 
     /// An idle worker's looks (`steal`, `steal_one`) look at no deque while
     /// every deque is empty — not P − 1 of them per look, each with a fence
     /// — and still find a job pushed on any of them, near or far.
     #[test]
     fn idle_looks_probe_no_empty_deque() {
-        let sh = machine();
+        let sh = machine("l3:4 core:4 pu:1");
         assert_eq!(sh.members.len(), 4);
         let pending = Arc::new(Pending::new(16));
         let mts = Mts::new(&sh, None, pending);
