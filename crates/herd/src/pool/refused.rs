@@ -392,6 +392,52 @@ mod model {
     fn uncounted_refusal_is_lost_when_weakened() {
         hand_off(true);
     }
+
+    /// Searching takers: a refuser queues job 1 (for the waiter, slot 0)
+    /// and job 2 (for nobody) on the waiter's queue; the waiter takes only
+    /// job 1, from any queue, while an idle participant (slot 2) takes
+    /// whatever it finds. Every job is taken exactly once, the waiter never
+    /// gets job 2 (a take that removed another job than the one its rule
+    /// accepted fails here), and the counters end at zero.
+    #[test]
+    fn searching_takers_take_each_job_once() {
+        loom::model(|| {
+            use crate::sync::atomic::Ordering;
+            let queues = Arc::new(RefusedQueues::<u32>::new(3, &[vec![0, 1, 2]]));
+            let refuser = {
+                let queues = queues.clone();
+                loom::thread::spawn(move || {
+                    queues.push(0, 1);
+                    queues.push(0, 2);
+                })
+            };
+            let idle = {
+                let queues = queues.clone();
+                loom::thread::spawn(move || {
+                    let mut got = Vec::new();
+                    for _ in 0..2 {
+                        got.extend(queues.take_own(2).or_else(|| queues.take_others(2, 3, &|_| true)));
+                    }
+                    got
+                })
+            };
+            // The waiter looks once the jobs are queued (loom's `SeqCst` is
+            // weaker than the hardware's: an earlier look may miss `seen`),
+            // racing the idle participant.
+            refuser.join().unwrap();
+            let mine = queues.take_own_if(0, &|&j| j == 1).or_else(|| queues.take_others(0, 3, &|&j| j == 1));
+            assert!(mine.is_none_or(|j| j == 1), "the waiter took a job it does not admit");
+            let mut all: Vec<u32> = mine.into_iter().chain(idle.join().unwrap()).collect();
+            for s in 0..3 {
+                while let Some(j) = queues.take_own(s) {
+                    all.push(j);
+                }
+            }
+            all.sort_unstable();
+            assert_eq!(all, vec![1, 2], "a job lost or taken twice");
+            assert!(queues.counts.iter().all(|c| c.load(Ordering::SeqCst) == 0));
+        });
+    }
 }
 
 /// `find_work`'s hand-back, model-checked: a participant outside a region
