@@ -166,3 +166,36 @@ mod tests {
         assert_eq!(d.pinned_empty.load(Ordering::Relaxed), 0, "a steal pinned the epoch on an empty deque");
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod look_cost {
+    use super::OwnedDeques;
+    use crate::sched::pending::Pending;
+
+    /// What one idle look at 15 empty victims costs on one thread: through
+    /// crossbeam's `steal` (an epoch pin each), `is_empty` (a fence each),
+    /// or the owners' counts (a relaxed load each). Not a timed test: run
+    /// with `--ignored --nocapture` to see the numbers.
+    #[test]
+    #[ignore]
+    fn idle_look_cost() {
+        let d = OwnedDeques::new(16);
+        let p = Pending::new(16);
+        let looks = 200_000;
+        let time = |f: &dyn Fn() -> usize| {
+            let t = std::time::Instant::now();
+            let mut n = 0;
+            for _ in 0..looks {
+                n += f();
+            }
+            assert_eq!(n, 0);
+            t.elapsed().as_nanos() as f64 / looks as f64
+        };
+        for _ in 0..3 {
+            let pin = time(&|| (1..16).filter(|&v| d.stealers[v].steal().is_success()).count());
+            let fence = time(&|| (1..16).filter(|&v| !d.stealers[v].is_empty()).count());
+            let count = time(&|| (1..16).filter(|&v| !p.none(v)).count());
+            eprintln!("ns per look at 15 victims: steal {pin:.1}, is_empty {fence:.1}, counts {count:.1}");
+        }
+    }
+}
