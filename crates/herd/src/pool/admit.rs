@@ -234,9 +234,10 @@ impl Registry {
         }
     }
 
-    /// One look for a job `admit` accepts: the own deque's newest, a few of
-    /// the own refused queue, one stolen job, one of another's refused
-    /// queue. Refused jobs go where the module documentation says.
+    /// One look for a job `admit` accepts: the own deque's newest, the
+    /// oldest admitted job of the own refused queue, one stolen job (unless
+    /// backing off), an admitted job of another's refused queue. Refused
+    /// jobs go where the module documentation says.
     fn find_admitted(&self, slot: usize, admit: &dyn Admit, looks: &mut Looks) -> Option<JobRef> {
         if slot >= self.team.load(Ordering::Relaxed) || self.throttled(slot) {
             return None;

@@ -190,9 +190,9 @@ impl<T> RefusedQueues<T> {
 /// ([`RefusedQueues::take_others`] with a rule), and an `Injector` cannot be
 /// searched — a waiter took whatever came first and refused it again,
 /// moving jobs from queue to queue. The lock is held for a push, or a scan
-/// of one queue (a handful of jobs: each is refused at most once per waiter
-/// and sent to the waiter that needs it); nobody takes it when the hint
-/// says the queue is empty.
+/// of one queue (short: a refused job is sent to the waiter that needs it,
+/// and idle participants take any job from any queue); nobody takes it
+/// when the hint says the queue is empty.
 mod queue {
     use crate::sync::atomic::{AtomicUsize, Ordering};
     use crate::sync::Mutex;

@@ -78,7 +78,7 @@ impl Scheduler for WorkStealing {
             for k in 0..n {
                 let v = (start + k) % n;
                 // Empty by its owner's count: not looked at (see `owned.rs`).
-                if v == slot || self.pending.skip_victim(v) {
+                if v == slot || !self.deques.may_hold(v, &self.pending) {
                     continue;
                 }
                 match self.deques.steal(v) {

@@ -121,7 +121,7 @@ impl Mts {
         for k in 0..members.len() {
             let v = members[(start + k) % members.len()];
             // Empty by its owner's count: not looked at (see `owned.rs`).
-            if v == slot || self.pending.skip_victim(v) {
+            if v == slot || !self.deques.may_hold(v, &self.pending) {
                 continue;
             }
             match self.deques.steal(v) {
@@ -142,15 +142,7 @@ impl Mts {
     fn work_elsewhere(&self, h: usize) -> bool {
         self.nearest[h].iter().any(|&g| {
             !self.shepherds[g].injector.is_empty()
-                || self.members[g].iter().any(|&v| {
-                    // (Under loom, where `skip_victim` filters nothing, the
-                    // deque itself, as before the counts were used.)
-                    if cfg!(loom) {
-                        !self.deques.stealers[v].is_empty()
-                    } else {
-                        !self.pending.skip_victim(v)
-                    }
-                })
+                || self.members[g].iter().any(|&v| self.deques.may_hold(v, &self.pending))
         })
     }
 
@@ -173,7 +165,7 @@ impl Mts {
                 let got = loop {
                     let s = match v {
                         None => self.shepherds[g].injector.steal_batch_with_limit_and_pop(dest, limit),
-                        Some(v) if self.pending.skip_victim(v) => Steal::Empty,
+                        Some(v) if !self.deques.may_hold(v, &self.pending) => Steal::Empty,
                         Some(v) => self.deques.steal_batch_and_pop(v, dest, limit),
                     };
                     match s {
@@ -276,7 +268,7 @@ impl Scheduler for Mts {
                     Steal::Empty => {}
                 }
                 for &v in self.members[g].iter() {
-                    if self.pending.skip_victim(v) {
+                    if !self.deques.may_hold(v, &self.pending) {
                         continue;
                     }
                     match self.deques.steal(v) {

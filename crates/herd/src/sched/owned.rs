@@ -3,6 +3,7 @@
 //! only by the thread occupying the slot, its stealer end for everyone, and
 //! the occupant's random-number state for choosing victims.
 
+use super::pending::Pending;
 use super::JobRef;
 use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_utils::CachePadded;
@@ -78,6 +79,21 @@ impl OwnedDeques {
         unsafe { &*self.own(slot).deque.get() }
     }
 
+    /// Whether a thief should look at `v`'s deque: its owner's count of
+    /// queued jobs (`pending`) is not zero — one relaxed load of a line
+    /// written only by pushes and pops, no fence. Under loom the deque
+    /// itself (`is_empty`): the filter decides only whether a victim is
+    /// looked at, never what a steal does, and the count's loads would
+    /// multiply the models' interleavings many times over.
+    #[inline]
+    pub(crate) fn may_hold(&self, v: usize, pending: &Pending) -> bool {
+        if cfg!(loom) {
+            !self.stealers[v].is_empty()
+        } else {
+            !pending.none(v)
+        }
+    }
+
     /// One job from the top of `v`'s deque — as `Stealer::steal`, but an
     /// empty deque is seen without pinning crossbeam's epoch. `steal` pins
     /// it (a locked compare-exchange, a load of the global epoch), and every
@@ -87,9 +103,8 @@ impl OwnedDeques {
     /// participants, each trying P − 1 victims per look, that is O(P) misses
     /// per look and a line every core writes. `is_empty` is two loads and a
     /// fence, and pins nothing. (The schedulers look at a victim only when
-    /// its owner's count of queued jobs, `Pending`, is not zero: one relaxed
-    /// load of a line written only by pushes and pops, no fence — so an idle
-    /// look at P − 1 empty victims costs P − 1 cached loads.)
+    /// [`OwnedDeques::may_hold`] says so: an idle look at P − 1 empty
+    /// victims costs P − 1 cached loads.)
     #[inline]
     pub(crate) fn steal(&self, v: usize) -> Steal<JobRef> {
         #[cfg(all(test, not(loom)))]

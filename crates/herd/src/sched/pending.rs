@@ -34,22 +34,6 @@ impl Pending {
         self.slots[slot].load(Ordering::Relaxed) == 0
     }
 
-    /// A thief's filter: `slot`'s deque is empty by its count, so it is not
-    /// looked at (`owned.rs`). Under loom always false: the filter decides
-    /// only *whether* a victim is looked at, never what a steal does, and the
-    /// models check the steal protocols with every victim looked at (its
-    /// loads would multiply their interleavings many times over).
-    #[inline]
-    pub(crate) fn skip_victim(&self, slot: usize) -> bool {
-        #[cfg(loom)]
-        {
-            let _ = slot;
-            false
-        }
-        #[cfg(not(loom))]
-        self.none(slot)
-    }
-
     #[inline]
     pub(crate) fn add(&self, owner: u32) {
         if owner != NO_SLOT {
