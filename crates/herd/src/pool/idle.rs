@@ -159,7 +159,7 @@ impl Registry {
         // then pushes). The take synchronizes with the job's push, so this
         // load sees that region's team: a job of a region this slot is not
         // in goes to the refused queue of the master (slot 0, a member of
-        // every region; anyone may push on an `Injector`), and a member is
+        // every region; anyone may push on a refused queue), and a member is
         // woken for it (`notify_work` wakes only members), as a refusal
         // (`refused.rs`; loom model `pool::refused::hand_back_model`).
         if slot >= self.team.load(Ordering::Relaxed) {
