@@ -126,7 +126,10 @@ impl Scheduler for WorkStealing {
     }
 
     fn has_work(&self, _slot: usize) -> bool {
-        !self.injector.is_empty() || self.deques.stealers.iter().any(|s| !s.is_empty())
+        // The deques by their owners' counts, as `mts.rs` (why no sleeper
+        // misses a job there).
+        !self.injector.is_empty()
+            || (0..self.deques.stealers.len()).any(|v| self.deques.may_hold(v, &self.pending))
     }
 }
 
@@ -148,9 +151,11 @@ mod tests {
             }
         }
         assert_eq!(ws.deques.probes.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert!(!ws.has_work(0));
         for thief in (0..16).filter(|&t| t != 7) {
             // SAFETY: this thread stands for slot 7 here.
             unsafe { ws.push(7, job(thief)) };
+            assert!(ws.has_work(thief), "a queued job is seen before sleeping");
             assert_eq!(ws.steal(thief, &c).job.map(id), Some(thief));
         }
     }

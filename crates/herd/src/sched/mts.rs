@@ -303,8 +303,14 @@ impl Scheduler for Mts {
     }
 
     fn has_work(&self, _slot: usize) -> bool {
+        // The deques by their owners' counts (`OwnedDeques::may_hold`: a
+        // relaxed load each, not a fence): each count is added before its
+        // job's push, which comes before the pusher's `notify_work` fence, so
+        // a sleeper's check after its announcement's fence sees it or is
+        // woken (`sync/sleepers.rs`); a bulk steal's moved count is added
+        // before the thief wakes siblings for it.
         self.shepherds.iter().any(|s| !s.injector.is_empty())
-            || self.deques.stealers.iter().any(|s| !s.is_empty())
+            || (0..self.deques.stealers.len()).any(|v| self.deques.may_hold(v, &self.pending))
     }
 }
 
@@ -400,6 +406,12 @@ mod idle_tests {
             }
         }
         assert_eq!(mts.deques.probes.load(Ordering::Relaxed), 0, "idle looks looked at empty deques");
+        assert!(!mts.has_work(3));
+        // SAFETY: this thread stands for slot 14 here.
+        unsafe { mts.push(14, job(14)) };
+        assert!(mts.has_work(3), "a queued job is seen before sleeping");
+        // SAFETY: as above.
+        assert_eq!(unsafe { mts.pop(14) }.map(id), Some(14));
         for (victim, thief) in [(1usize, 2usize), (5, 2), (15, 0)] {
             // SAFETY: this thread stands for `victim` here.
             unsafe { mts.push(victim, job(victim)) };
