@@ -293,9 +293,10 @@ impl Registry {
         let named = waiters.into_iter().flatten().find(|&w| w < self.slots.len() && w != slot);
         match named {
             Some(w) => self.refused.push(w, job),
+            // (Nobody else named: nobody to wake but a sleeper, which the
+            // push wakes.)
             None if popped_own => {
                 self.push_job(slot, job);
-                self.wake_named(slot, waiters);
                 return;
             }
             None => self.refused.push(slot, job),

@@ -131,10 +131,7 @@ impl<T> RefusedQueues<T> {
     /// that never refused, of the queue's length hint when it is empty.
     #[inline]
     pub(crate) fn take_own(&self, slot: usize) -> Option<T> {
-        if !self.seen.load(Ordering::SeqCst) {
-            return None;
-        }
-        self.take(slot, &|_| true)
+        self.take_own_if(slot, &|_| true)
     }
 
     /// The oldest job of `slot`'s own queue that `accept` accepts (an

@@ -128,8 +128,7 @@ impl Scheduler for WorkStealing {
     fn has_work(&self, _slot: usize) -> bool {
         // The deques by their owners' counts, as `mts.rs` (why no sleeper
         // misses a job there).
-        !self.injector.is_empty()
-            || (0..self.deques.stealers.len()).any(|v| self.deques.may_hold(v, &self.pending))
+        !self.injector.is_empty() || self.deques.any_may_hold(&self.pending)
     }
 }
 

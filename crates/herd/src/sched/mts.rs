@@ -309,8 +309,7 @@ impl Scheduler for Mts {
         // a sleeper's check after its announcement's fence sees it or is
         // woken (`sync/sleepers.rs`); a bulk steal's moved count is added
         // before the thief wakes siblings for it.
-        self.shepherds.iter().any(|s| !s.injector.is_empty())
-            || (0..self.deques.stealers.len()).any(|v| self.deques.may_hold(v, &self.pending))
+        self.shepherds.iter().any(|s| !s.injector.is_empty()) || self.deques.any_may_hold(&self.pending)
     }
 }
 

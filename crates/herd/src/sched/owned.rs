@@ -94,6 +94,12 @@ impl OwnedDeques {
         }
     }
 
+    /// Whether any deque may hold a job by [`OwnedDeques::may_hold`] (the
+    /// pre-sleep check: a relaxed load per deque, not a fence).
+    pub(crate) fn any_may_hold(&self, pending: &Pending) -> bool {
+        (0..self.stealers.len()).any(|v| self.may_hold(v, pending))
+    }
+
     /// One job from the top of `v`'s deque — as `Stealer::steal`, but an
     /// empty deque is seen without pinning crossbeam's epoch. `steal` pins
     /// it (a locked compare-exchange, a load of the global epoch), and every
