@@ -10,6 +10,19 @@ pub(crate) const DEFAULT_MEM_ALLOC: usize = 1;
 /// `omp_thread_mem_alloc`, the last predefined allocator.
 pub(crate) const LAST_PREDEFINED: usize = 8;
 
+/// `ompx_gnu_pinned_mem_alloc` (a GNU extension since gcc 14): page-locked
+/// memory of `omp_default_mem_space`, NULL when it cannot be locked.
+pub(crate) const PINNED_MEM_ALLOC: usize = 200;
+/// `ompx_gnu_managed_mem_alloc` (gcc 16): memory that the host and the
+/// offload devices share; with no device, ordinary host memory.
+pub(crate) const MANAGED_MEM_ALLOC: usize = 201;
+
+/// Whether `handle` names a predefined allocator (any other handle but
+/// `omp_null_allocator` is the address of one `omp_init_allocator` made).
+pub(crate) fn is_predefined(handle: usize) -> bool {
+    handle <= LAST_PREDEFINED || handle == PINNED_MEM_ALLOC || handle == MANAGED_MEM_ALLOC
+}
+
 /// The predefined allocators (`omp_allocator_handle_t`) by name.
 pub(crate) const PREDEFINED_ALLOCATORS: &[(&str, usize)] = &[
     ("omp_default_mem_alloc", DEFAULT_MEM_ALLOC),
@@ -20,12 +33,16 @@ pub(crate) const PREDEFINED_ALLOCATORS: &[(&str, usize)] = &[
     ("omp_cgroup_mem_alloc", 6),
     ("omp_pteam_mem_alloc", 7),
     ("omp_thread_mem_alloc", LAST_PREDEFINED),
+    ("ompx_gnu_pinned_mem_alloc", PINNED_MEM_ALLOC),
+    ("ompx_gnu_managed_mem_alloc", MANAGED_MEM_ALLOC),
 ];
 
 /// Memory spaces (`omp_memspace_handle_t`).
 pub(crate) const DEFAULT_MEM_SPACE: usize = 0;
 pub(crate) const HIGH_BW_MEM_SPACE: usize = 3;
 pub(crate) const LOW_LAT_MEM_SPACE: usize = 4;
+/// `ompx_gnu_managed_mem_space` (gcc 16; see [`MANAGED_MEM_ALLOC`]).
+pub(crate) const MANAGED_MEM_SPACE: usize = 200;
 
 /// The memory spaces by name, with the predefined allocator of each (what
 /// `OMP_ALLOCATOR` naming the space without traits means).
@@ -35,6 +52,7 @@ pub(crate) const MEM_SPACES: &[(&str, usize, usize)] = &[
     ("omp_const_mem_space", 2, 3),
     ("omp_high_bw_mem_space", HIGH_BW_MEM_SPACE, 4),
     ("omp_low_lat_mem_space", LOW_LAT_MEM_SPACE, 5),
+    ("ompx_gnu_managed_mem_space", MANAGED_MEM_SPACE, MANAGED_MEM_ALLOC),
 ];
 
 /// Trait keys (`omp_alloctrait_key_t`).

@@ -3,7 +3,8 @@
 //! (see the parent module for the handles and how blocks use them).
 
 use crate::memory::{
-    key, named_value, val, HIGH_BW_MEM_SPACE, LAST_PREDEFINED, LOW_LAT_MEM_SPACE, NULL_ALLOCATOR,
+    is_predefined, key, named_value, val, HIGH_BW_MEM_SPACE, LOW_LAT_MEM_SPACE, MANAGED_MEM_SPACE,
+    NULL_ALLOCATOR,
 };
 use crate::memory::{ACCESSES, FALLBACKS, PARTITIONS, PINNED, SYNC_HINTS};
 #[cfg(loom)]
@@ -42,6 +43,8 @@ pub(super) struct Traits {
     /// `usize::MAX`: unbounded (no accounting).
     pub(super) pool_size: usize,
     pub(super) fallback: Fallback,
+    /// Blocks are page-locked (`mlock`); one that cannot be fails.
+    pub(super) pinned: bool,
     #[allow(dead_code)]
     partition: usize,
 }
@@ -56,7 +59,7 @@ pub(super) struct Allocator {
 /// Reads `n` traits; `None` for an invalid key or value (libgomp: the
 /// allocator is then `omp_null_allocator`).
 fn parse(memspace: usize, traits: &[Trait]) -> Option<Traits> {
-    if memspace > LOW_LAT_MEM_SPACE {
+    if memspace > LOW_LAT_MEM_SPACE && memspace != MANAGED_MEM_SPACE {
         return None;
     }
     let mut t = Traits {
@@ -66,11 +69,11 @@ fn parse(memspace: usize, traits: &[Trait]) -> Option<Traits> {
         access: val::ALL,
         pool_size: usize::MAX,
         fallback: Fallback::DefaultMem,
+        pinned: false,
         partition: val::ENVIRONMENT,
     };
     let mut fb_data = NULL_ALLOCATOR;
     let mut fallback = val::DEFAULT_MEM_FB;
-    let mut pinned = false;
     for tr in traits {
         let v = tr.value;
         match tr.key {
@@ -87,7 +90,7 @@ fn parse(memspace: usize, traits: &[Trait]) -> Option<Traits> {
             key::FALLBACK if v == val::ALLOCATOR_FB => fallback = v,
             key::FALLBACK => fallback = named_value(v, FALLBACKS, val::DEFAULT_MEM_FB)?,
             key::FB_DATA => fb_data = v,
-            key::PINNED => pinned = named_value(v, PINNED, val::FALSE)? == val::TRUE,
+            key::PINNED => t.pinned = named_value(v, PINNED, val::FALSE)? == val::TRUE,
             key::PARTITION => t.partition = named_value(v, PARTITIONS, val::ENVIRONMENT)?,
             _ => return None,
         }
@@ -98,8 +101,8 @@ fn parse(memspace: usize, traits: &[Trait]) -> Option<Traits> {
         val::ALLOCATOR_FB => Fallback::Allocator(fb_data),
         _ => Fallback::DefaultMem,
     };
-    // No pinned or high-bandwidth memory here (libgomp 12 without memkind).
-    if pinned || memspace == HIGH_BW_MEM_SPACE {
+    // No high-bandwidth memory here (libgomp without memkind).
+    if memspace == HIGH_BW_MEM_SPACE {
         return None;
     }
     Some(t)
@@ -110,7 +113,7 @@ pub(super) fn user(handle: usize) -> Option<&'static Allocator> {
     // SAFETY: handles above the predefined ones are `Allocator`s leaked by
     // omp_init_allocator and not yet destroyed (destroying an allocator with
     // live blocks, or using it afterwards, is the program's error).
-    (handle > LAST_PREDEFINED).then(|| unsafe { &*(handle as *const Allocator) })
+    (!is_predefined(handle)).then(|| unsafe { &*(handle as *const Allocator) })
 }
 
 /// A user allocator in `memspace` with `traits`, as `omp_init_allocator`
@@ -129,7 +132,7 @@ pub(super) fn make(memspace: usize, traits: &[Trait]) -> usize {
 /// A handle above the predefined ones was made by [`make`] and is destroyed
 /// once, with no block of it still live.
 pub(super) unsafe fn destroy(handle: usize) {
-    if handle > LAST_PREDEFINED {
+    if !is_predefined(handle) {
         // SAFETY: the caller's contract.
         drop(unsafe { Box::from_raw(handle as *mut Allocator) })
     }
@@ -137,7 +140,7 @@ pub(super) unsafe fn destroy(handle: usize) {
 
 /// The allocator `OMP_ALLOCATOR` describes by a memory space and traits
 /// (omp.h's numbers; already checked by the parser): `None` when it cannot
-/// be made here (high-bandwidth or pinned memory, which this host lacks).
+/// be made here (high-bandwidth memory, which this host lacks).
 pub(crate) fn from_env(memspace: usize, traits: &[(i32, usize)]) -> Option<usize> {
     let traits: Vec<Trait> = traits.iter().map(|&(key, value)| Trait { key, value }).collect();
     Some(make(memspace, &traits)).filter(|&h| h != NULL_ALLOCATOR)
@@ -157,7 +160,9 @@ mod tests {
         assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::ALIGNMENT, 3)]).is_none());
         assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::ALIGNMENT, 0)]).is_none());
         assert!(parse(DEFAULT_MEM_SPACE, &[tr(9, 1)]).is_none());
-        assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::PINNED, val::TRUE)]).is_none());
+        assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::PINNED, 2)]).is_none());
+        assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::PINNED, val::TRUE)]).is_some_and(|t| t.pinned));
+        assert!(parse(MANAGED_MEM_SPACE, &[]).is_some());
         assert!(parse(HIGH_BW_MEM_SPACE, &[]).is_none());
         assert!(parse(5, &[]).is_none());
         assert!(parse(DEFAULT_MEM_SPACE, &[tr(key::FALLBACK, val::TRUE)]).is_none());
@@ -174,6 +179,5 @@ mod tests {
         // SAFETY: made above, no live block.
         unsafe { destroy(h) };
         assert_eq!(from_env(HIGH_BW_MEM_SPACE, &[]), None);
-        assert_eq!(from_env(DEFAULT_MEM_SPACE, &[(key::PINNED, val::TRUE)]), None);
     }
 }
