@@ -288,6 +288,91 @@ fn drain_counts_and_wakes() {
     });
 }
 
+/// The staggered drain: as `drain_counts_and_wakes` (member 1 runs task
+/// A, which creates B, and finishes both; member 0 drains meanwhile and may
+/// sleep), with each member summing the counts on every second spinning
+/// check and reading the drained mark on the others: member 0 leaves only
+/// after B finished, whether it saw the sums or member 1's mark, and is
+/// woken. Weakened: `HERD_OMP_WEAKEN=drain_last_mark_only` (the check
+/// before sleeping reads only the mark, so a member that did not sum on its
+/// last spin sleeps past a drain finished meanwhile): deadlock.
+#[test]
+fn staggered_drain() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        let team = Arc::new(Team::new(2, None).with_drain_every(2));
+        let done_b = Arc::new(AtomicBool::new(false));
+        team.task_created(0, 0);
+        members(&team, 2, move |team, me| {
+            if me == 1 {
+                team.task_created(1, 0); // A creates B
+                team.task_finished(1, 0); // A finishes
+                done_b.store(true, Ordering::Relaxed);
+                team.task_finished(1, 0); // B finishes
+            }
+            team.drain(me, 0, |_| false);
+            assert!(done_b.load(Ordering::Relaxed), "left the drain while task B was outstanding");
+        });
+    });
+}
+
+/// The drainers' mark and the wake-up chain: three members in a chain
+/// (fan-in 2: 0 ← 1 ← 2), each summing on every second spinning check.
+/// Member 0 runs the epoch's one task and drains; members 1 and 2 drain
+/// meanwhile and may sleep. A member that enters the drain after another
+/// marked it must still wake its neighbours: member 2 may be asleep in it,
+/// and only member 1 wakes it. Weakened: `HERD_OMP_WEAKEN=drain_entry_mark`
+/// (a drainer's mark ends the drain at entry, without the wakes — found by
+/// the 64-member `drainers_sum_on_a_share_of_their_checks`, which hung):
+/// deadlock.
+#[test]
+fn drainers_mark_passes_the_wake_on() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(1);
+    b.check(|| {
+        let team = Arc::new(Team::with_fanin(3, None, 2).with_drain_every(2));
+        let done = Arc::new(AtomicBool::new(false));
+        team.task_created(0, 0);
+        members(&team, 3, move |team, me| {
+            if me == 0 {
+                done.store(true, Ordering::Relaxed);
+                team.task_finished(0, 0);
+            }
+            assert!(team.drain(me, 0, |_| false));
+            assert!(done.load(Ordering::Relaxed), "member {me} left the drain while the task ran");
+        });
+    });
+}
+
+/// The root's check at the release: three members in a chain (fan-in 2,
+/// using the mark as a team of more than `DRAIN_SUMMERS` does);
+/// member 0 created a task before the barrier and member 2 finished it
+/// before arriving, so the root finds the epoch drained, marks it and
+/// releases; every member skips its drain and sees the task's effects.
+/// Weakened: `HERD_OMP_WEAKEN=release_early` (parents release without
+/// waiting for their children, so the root may check before the finish is
+/// counted; it then does not mark, and the members drain): loom reports a
+/// deadlock (the early release also breaks the tree's arrival count).
+#[test]
+fn root_marks_a_drained_epoch() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        let team = Arc::new(Team::with_fanin(3, None, 2).with_drain_every(2));
+        let done = Arc::new(AtomicBool::new(false));
+        team.task_created(0, 0);
+        members(&team, 3, move |team, me| {
+            if me == 2 {
+                done.store(true, Ordering::Relaxed);
+                team.task_finished(2, 0);
+            }
+            assert_eq!(team.barrier(me, 0), 1);
+            assert!(done.load(Ordering::Relaxed), "member {me} left the barrier before the task finished");
+        });
+    });
+}
+
 /// The end-of-region drain with two tasks finishing on two threads: each
 /// finisher only wakes the master (it sums nothing); the master, woken by
 /// the first finish, re-checks, finds the second outstanding and sleeps
