@@ -22,7 +22,7 @@
 //!    `ormqr` (`2n³` flops each, the first in smaller products).
 //!
 //! [`eigenvalues`] (LAPACK's `jobz = 'N'`) does step 1 only, with its own
-//! crossover to the two stages, and `T`'s eigenvalues by QR iteration
+//! crossover to the two stages, and `T`'s eigenvalues by root-free QL/QR
 //! without vectors (`tridiag_values.rs`): no `V`, no back-transformation.
 
 use faer::{MatMut, MatRef};
@@ -56,7 +56,7 @@ pub(super) fn eigen_by(reduction: Reduction, c: MatMut<'_, f64>, w: &mut [f64], 
 /// The eigenvalues of the symmetric `c` (lower triangle read; its strict
 /// lower triangle destroyed) into `w`, ascending, without eigenvectors:
 /// the reduction [`Reduction::for_order`] picks for the values-only job,
-/// then QR iteration on `T`.
+/// then the root-free QL/QR iteration on `T` (`sterf.rs`).
 pub(super) fn eigenvalues(c: MatMut<'_, f64>, w: &mut [f64]) {
     let n = c.nrows();
     eigenvalues_by(Reduction::for_order(n, false), c, w);

@@ -33,8 +33,8 @@
 //! Eigenvalues only (LAPACK's `jobz = 'N'`): [`sygv_values`] and
 //! [`sygv_values_with`] (`values.rs`) take steps 1 and 2, the tridiagonal
 //! reduction of step 3 (two stages from a lower crossover: nothing is
-//! back-transformed) and `T`'s eigenvalues by QR iteration
-//! (`tridiag_values.rs`); no eigenvector is formed.
+//! back-transformed) and `T`'s eigenvalues by root-free QL/QR iteration
+//! (`tridiag_values.rs`, `sterf.rs`); no eigenvector is formed.
 //!
 //! Flops: [`sygv_flops`](crate::sygv_flops).
 
@@ -43,6 +43,7 @@ mod divide;
 mod evd;
 mod factor;
 mod standard;
+mod sterf;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]

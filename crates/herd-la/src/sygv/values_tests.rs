@@ -293,3 +293,48 @@ fn values_phase_times() {
         }
     }
 }
+
+/// The tridiagonal eigenvalue phase alone, before and after `sterf`:
+/// faer's QR iteration (`tridiag_values::faer_qr`, the solver before) and
+/// `tridiag_values::eigenvalues` (`sterf`) on the same tridiagonal — the
+/// values path's reduction of `sym(n, 5)`, as in [`values_phase_times`] —
+/// in alternation (faer first in rounds 0 and 2, `sterf` first in round
+/// 1), the two spectra checked to agree. Ignored; run with
+/// `VALUES_N=2000,4000 cargo test --release -p herd-la --lib sterf_against_faer_qr_times -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement harness: run with --ignored --nocapture"]
+fn sterf_against_faer_qr_times() {
+    let ns: Vec<usize> = std::env::var("VALUES_N")
+        .unwrap_or_else(|_| "2000".into())
+        .split(',')
+        .map(|x| x.trim().parse().expect("an order"))
+        .collect();
+    for n in ns {
+        let (mut c, mut d, mut e) = (sym(n, 5), vec![0.0; n], vec![0.0; n - 1]);
+        pool(2).install(|| drop(evd::reduce(c.as_mut(), Reduction::for_order(n, false), &mut d, &mut e)));
+        for round in 0..3 {
+            let (mut w_qr, mut w_sterf) = (vec![0.0; n], vec![0.0; n]);
+            let mut time_qr = || {
+                let t = std::time::Instant::now();
+                assert!(tridiag_values::faer_qr(&d, &e, &mut w_qr));
+                t.elapsed().as_secs_f64()
+            };
+            let (qr, sterf) = if round % 2 == 0 {
+                let qr = time_qr();
+                let t = std::time::Instant::now();
+                tridiag_values::eigenvalues(&d, &e, &mut w_sterf);
+                (qr, t.elapsed().as_secs_f64())
+            } else {
+                let t = std::time::Instant::now();
+                tridiag_values::eigenvalues(&d, &e, &mut w_sterf);
+                let sterf = t.elapsed().as_secs_f64();
+                (time_qr(), sterf)
+            };
+            let ratio = agreement(&w_qr, &w_sterf);
+            assert!(ratio < THRESHOLD, "n {n}: ratio {ratio}");
+            println!(
+                "n {n} round {round}: faer QR {qr:.4} s, sterf {sterf:.4} s (agreement ratio {ratio:.3})"
+            );
+        }
+    }
+}
