@@ -98,10 +98,11 @@ one() {  # one test source
   esac
   local res="$out/res/$n"
   grep -Eq 'dg-do +(compile|link|preprocess|assemble)' "$f" && skip="dg-do compile"
-  [ -z "$skip" ] && [ "$cc" != gfortran ] && ! grep -Eq '(^|[^A-Za-z_])main *\(|#include +"[^"]+\.(c|C|cc)"' "$f" && skip="no main"
   # the test and the local files it includes
   local incs=("$f") inc
   for inc in $(sed -n "s/^ *include *'\\([^']*\\)'.*/\\1/p" "$f") $(sed -n 's/^ *# *include *"\([^"]*\)".*/\1/p; s/.*dg-additional-sources *"\{0,1\}\([^"}]*\)"\{0,1\}.*/\1/p' "$f"); do [ -f "$d/$inc" ] && incs+=("$d/$inc"); done
+  # main may be in a local header the test includes (gcc 15's matrix-*.c)
+  [ -z "$skip" ] && [ "$cc" != gfortran ] && ! cat "${incs[@]}" | grep -Eq '(^|[^A-Za-z_])main *\(|#include +"[^"]+\.(c|C|cc)"' && skip="no main"
   [ -z "$skip" ] && cat "${incs[@]}" | grep -Eqi '(pragma +omp|_Pragma *\( *"omp|\$omp)( +end)?( +declare)? +target|omp_target_|omp_get_(initial|default)_device|omp_get_num_devices|omp_is_initial_device|dg-do +run +\{ *target +offload|effective-target +offload' && skip="offloading"
   if [ -n "$skip" ]; then echo -e "$n\tSKIP($skip)" > "$res"; return; fi
   # option lines without a target selector, or with one this host matches
