@@ -343,11 +343,12 @@ static void team_wide(void) {
 
 /* Tasks created at once by every member, multiplying into the region's
  * reduction: a task run by a member before that member's body initialised
- * its copy (to 1) would lose its factor. */
+ * its copy (to 1) would lose its factor. (A double: 2^(4·nth) is exact in
+ * it up to 255 threads; a long overflowed from 16.) */
 static void team_start(void) {
     int bad = 0;
     for (int rep = 0; rep < 200; rep++) {
-        long prod = 1;
+        double prod = 1;
         int nth = 1;
 #pragma omp parallel reduction(task, * : prod)
         {
@@ -357,7 +358,9 @@ static void team_start(void) {
             }
             if (omp_get_thread_num() == 0) nth = omp_get_num_threads();
         }
-        if (prod != 1L << (4 * nth)) bad++;
+        double want = 1;
+        for (int k = 0; k < 4 * nth; k++) want *= 2;
+        if (prod != want) bad++;
     }
     CHECK_EQ("parallel reduction(task, *): tasks at the region's start", bad, 0);
 }
