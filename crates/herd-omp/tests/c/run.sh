@@ -157,6 +157,13 @@ ncpu=$(nproc)
 configs() {
     local k
     [ "$1" = bind ] || [ "$1" = proc_bind ] || for k in 1 2 3 4; do printf 'T%s\tOMP_NUM_THREADS=%s EXPECT_THREADS=%s\n' $k $k $k; done
+    # Tasking at a team of more than 8 (herd's barrier drain marks drained
+    # epochs and staggers its sums there; see crates/herd-omp/src/team.rs).
+    case "$1" in
+    tasks|task_reduction|final_tasks|detach|taskwait_depend|task_constraint)
+        printf 'T12\tOMP_NUM_THREADS=12 EXPECT_THREADS=12\n' ;;
+    cancel) printf 'T12/cancellation\tOMP_NUM_THREADS=12 OMP_CANCELLATION=true\n' ;;
+    esac
     case "$1" in
     bind)
         printf 'T2/proc_bind=true\tOMP_NUM_THREADS=2 OMP_PROC_BIND=true EXPECT_CPUS=%s EXPECT_BOUND=1\n' "$ncpu"
