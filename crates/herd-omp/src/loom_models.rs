@@ -269,10 +269,16 @@ fn tree_barrier_with_sleepers() {
 /// while task B was outstanding".
 #[test]
 fn drain_counts_and_wakes() {
+    drain_a_task_and_its_child(|| Team::new(2, None));
+}
+
+/// The model of `drain_counts_and_wakes` on the two-member team `team()`
+/// makes.
+fn drain_a_task_and_its_child(team: fn() -> Team) {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(2);
-    b.check(|| {
-        let team = Arc::new(Team::new(2, None));
+    b.check(move || {
+        let team = Arc::new(team());
         let done_b = Arc::new(AtomicBool::new(false));
         team.task_created(0, 0);
         members(&team, 2, move |team, me| {
@@ -298,23 +304,7 @@ fn drain_counts_and_wakes() {
 /// last spin sleeps past a drain finished meanwhile): deadlock.
 #[test]
 fn staggered_drain() {
-    let mut b = loom::model::Builder::new();
-    b.preemption_bound = Some(2);
-    b.check(|| {
-        let team = Arc::new(Team::new(2, None).with_drain_every(2));
-        let done_b = Arc::new(AtomicBool::new(false));
-        team.task_created(0, 0);
-        members(&team, 2, move |team, me| {
-            if me == 1 {
-                team.task_created(1, 0); // A creates B
-                team.task_finished(1, 0); // A finishes
-                done_b.store(true, Ordering::Relaxed);
-                team.task_finished(1, 0); // B finishes
-            }
-            team.drain(me, 0, |_| false);
-            assert!(done_b.load(Ordering::Relaxed), "left the drain while task B was outstanding");
-        });
-    });
+    drain_a_task_and_its_child(|| Team::new(2, None).with_drain_every(2));
 }
 
 /// The drainers' mark and the wake-up chain: three members in a chain
