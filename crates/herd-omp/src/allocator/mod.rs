@@ -616,6 +616,18 @@ mod tests {
         line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("VmLck in kB")
     }
 
+    /// Whether page locking shows in VmLck here: a page mapped and locked
+    /// by hand. (ThreadSanitizer's `mlock` does nothing and says it
+    /// succeeded, so under `make tsan` it does not show.)
+    fn locking_shows() -> bool {
+        let before = locked_kb();
+        let Some((base, len)) = map_locked(1) else { return false };
+        let shows = locked_kb() > before;
+        // SAFETY: the mapping just made, released once.
+        unsafe { release(base, len) };
+        shows
+    }
+
     /// Pinned blocks (gcc 14's `ompx_gnu_pinned_mem_alloc`, and the
     /// `pinned` trait) are page-locked while they live, aligned, zeroed by
     /// calloc, reallocated with their contents, unlocked when freed, small
@@ -627,6 +639,8 @@ mod tests {
     fn pinned_blocks_are_locked_until_freed() {
         use crate::memory::PINNED_MEM_ALLOC;
         // One test locks memory in this process, so VmLck is its own.
+        let shows = locking_shows();
+        let locked_kb = || if shows { locked_kb() } else { 0 };
         let before = locked_kb();
         let p = omp_aligned_calloc(256, 3, 10_000, PINNED_MEM_ALLOC);
         let traits = [tr(key::PINNED, val::TRUE)];
@@ -654,12 +668,12 @@ mod tests {
             std::ptr::write_bytes(q as *mut u8, 1, 5000);
         }
         // 30,000 + header in whole pages, and 5,000 + header.
-        assert!(locked_kb() >= before + 32 + 8, "{} kB locked, {before} before", locked_kb());
+        assert!(!shows || locked_kb() >= before + 32 + 8, "{} kB locked, {before} before", locked_kb());
         // SAFETY: live blocks, each freed once; then the allocator has none.
         unsafe {
             let p = omp_realloc(p, 100_000, NULL_ALLOCATOR, NULL_ALLOCATOR);
             assert!(!p.is_null() && *(p as *mut u8) == 9, "reallocated with its contents");
-            assert!(locked_kb() >= before + 100 + 8);
+            assert!(!shows || locked_kb() >= before + 100 + 8);
             free(p);
             free(q);
             omp_destroy_allocator(a);
@@ -669,7 +683,7 @@ mod tests {
         let small: Vec<_> = (0..10).map(|i| omp_calloc(1, 10 + i, PINNED_MEM_ALLOC)).collect();
         assert!(small.iter().all(|p| !p.is_null() && (*p as usize).is_multiple_of(MALLOC_ALIGN)));
         let page_kb = page_size().unwrap() as u64 / 1024;
-        assert_eq!(locked_kb(), before + page_kb, "ten small blocks lock one page");
+        assert_eq!(locked_kb(), if shows { before + page_kb } else { 0 }, "ten small blocks lock one page");
         for (i, &p) in small.iter().enumerate() {
             // SAFETY: live zeroed blocks of 10 + i bytes, each freed once.
             unsafe {
@@ -692,7 +706,16 @@ mod tests {
         // SAFETY: live blocks of the sizes written; each freed once.
         unsafe {
             *(p as *mut u8) = 5;
-            assert_eq!(omp_realloc(p, 4000, DEFAULT_MEM_ALLOC, DEFAULT_MEM_ALLOC), p);
+            // The C realloc keeps a block of the same size in place here
+            // (glibc; not ThreadSanitizer's, which always moves it).
+            let probe = libc::malloc(4000 + HEADER);
+            let moved = libc::realloc(probe, 4000 + HEADER);
+            let in_place = moved == probe;
+            libc::free(moved);
+            let same = omp_realloc(p, 4000, DEFAULT_MEM_ALLOC, DEFAULT_MEM_ALLOC);
+            assert!(!in_place || same == p, "resized in place");
+            assert_eq!(*(same as *mut u8), 5);
+            let p = same;
             let q = omp_realloc(p, 1 << 20, NULL_ALLOCATOR, DEFAULT_MEM_ALLOC);
             assert!(!q.is_null() && *(q as *mut u8) == 5);
             free(q);
