@@ -756,6 +756,16 @@ mod tests {
         );
     }
 
+    /// A pool on the synthetic 64-PU `pack:4 l3:1 core:16 pu:1`, and a team
+    /// of all its participants.
+    fn team_of_64() -> (herd::Pool, Team) {
+        let topo = herd::Topology::synthetic("pack:4 l3:1 core:16 pu:1").unwrap();
+        let pool = herd::Pool::builder().topology(topo).build().unwrap();
+        assert_eq!(pool.num_threads(), 64);
+        let team = Team::new(64, Some(PoolHandle::of(&pool)));
+        (pool, team)
+    }
+
     /// A synthetic 64-thread team (`pack:4 l3:1 core:16 pu:1`) runs 50
     /// barriers: every member issues at most `FANIN` wakes per barrier to
     /// release its children (exactly one per child) and at most one to
@@ -763,11 +773,8 @@ mod tests {
     /// `ceil(log_FANIN 64)` = 3.
     #[test]
     fn wakes_per_member_on_64_threads() {
-        let topo = herd::Topology::synthetic("pack:4 l3:1 core:16 pu:1").unwrap();
-        let pool = herd::Pool::builder().topology(topo).build().unwrap();
-        let n = pool.num_threads();
-        assert_eq!(n, 64);
-        let team = Team::new(n, Some(PoolHandle::of(&pool)));
+        let (pool, team) = team_of_64();
+        let n = team.n;
         const BARRIERS: u64 = 50;
         run_barriers(&pool, &team, BARRIERS);
         for i in 0..n {
@@ -790,10 +797,8 @@ mod tests {
     /// `2n` counts and wake its neighbours: 64 sums and 126 wakes a barrier.)
     #[test]
     fn tasks_done_before_the_barrier_cost_one_sum() {
-        let topo = herd::Topology::synthetic("pack:4 l3:1 core:16 pu:1").unwrap();
-        let pool = herd::Pool::builder().topology(topo).build().unwrap();
-        let n = pool.num_threads();
-        let team = Team::new(n, Some(PoolHandle::of(&pool)));
+        let (pool, team) = team_of_64();
+        let n = team.n;
         const BARRIERS: u32 = 50;
         herd::rt::broadcast_n(
             &pool,
@@ -858,10 +863,8 @@ mod tests {
     /// spin per member.)
     #[test]
     fn drainers_sum_on_a_share_of_their_checks() {
-        let topo = herd::Topology::synthetic("pack:4 l3:1 core:16 pu:1").unwrap();
-        let pool = herd::Pool::builder().topology(topo).build().unwrap();
-        let n = pool.num_threads();
-        let team = Team::new(n, Some(PoolHandle::of(&pool)));
+        let (pool, team) = team_of_64();
+        let n = team.n;
         let every = n.div_ceil(DRAIN_SUMMERS) as u64;
         assert_eq!(every, 8);
         const ROUNDS: usize = 5;
