@@ -17,10 +17,32 @@ pub fn is_child() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }
 
+/// The environment variable naming a launch's own session directory (see [`mpirun`]).
+const SESSION_DIR_ENV: &str = "OMPI_MCA_orte_tmpdir_base";
+/// The prefix of the session directories [`mpirun`] creates, so that
+/// [`run_with_deadline`] removes only its own.
+const SESSION_DIR_PREFIX: &str = "herd-mpirun-";
+
 /// The `mpirun` command line used for `np` ranks of `program args…`: oversubscribed,
 /// loopback TCP and shared memory only, unbound, and allowed to run as root.
+///
+/// Each command gets its own session directory under the temporary directory (removed by
+/// [`run_with_deadline`] when the job ends): Open MPI 4 creates `/tmp/ompi.<host>.<uid>`
+/// with a check-then-`mkdir` that fails ("A call to mkdir was unable to create the desired
+/// directory … File exists") when two `mpirun`s of one user start at the same moment, as
+/// the tests of one binary do; a clean-clone CI run failed that way.
 pub fn mpirun(np: usize, program: &std::path::Path, args: &[&str]) -> Command {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static LAUNCHES: AtomicUsize = AtomicUsize::new(0);
+    let session = std::env::temp_dir().join(format!(
+        "{SESSION_DIR_PREFIX}{}-{}",
+        std::process::id(),
+        LAUNCHES.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&session)
+        .unwrap_or_else(|e| panic!("cannot create mpirun's session directory {}: {e}", session.display()));
     let mut c = Command::new("mpirun");
+    c.env(SESSION_DIR_ENV, &session).env("TMPDIR", &session);
     c.args([
         "--oversubscribe",
         "--bind-to",
@@ -77,6 +99,7 @@ pub fn launch(path: &str, ranks: &[usize], limit: Duration) -> bool {
 
 /// Runs `cmd` (usually an [`mpirun`] line) in its own process group, collecting its output;
 /// past `limit` the whole group (mpirun and every rank) is killed and the status is `None`.
+/// The session directory an [`mpirun`] command was given is removed afterwards.
 pub fn run_with_deadline(
     cmd: &mut Command,
     limit: Duration,
@@ -110,6 +133,12 @@ pub fn run_with_deadline(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    if let Some(Some(dir)) = cmd.get_envs().find(|(k, _)| *k == SESSION_DIR_ENV).map(|(_, v)| v) {
+        let dir = std::path::Path::new(dir);
+        if dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with(SESSION_DIR_PREFIX)) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
     (status, t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default())
 }
 
