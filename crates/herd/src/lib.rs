@@ -35,7 +35,7 @@ pub mod measure;
 /// Memory checks for callers that size their work up front; the thread
 /// limits are checked by [`PoolBuilder::build`] itself.
 pub mod limits {
-    pub use crate::pool::limits::{bytes, check_memory, mem_available};
+    pub use crate::pool::limits::{bytes, check_memory, mem_available, page_size};
 }
 pub mod partition;
 pub mod placement;

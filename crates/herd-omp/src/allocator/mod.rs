@@ -58,6 +58,7 @@ pub(crate) mod traits;
 #[cfg(all(test, not(loom)))]
 use crate::memory::{key, val, DEFAULT_MEM_SPACE};
 use crate::memory::{DEFAULT_MEM_ALLOC, NULL_ALLOCATOR, PINNED_MEM_ALLOC};
+use herd::limits::page_size;
 use traits::{destroy, make, user, Allocator, Fallback, Trait};
 
 /// Stored just below every block handed out.
@@ -168,7 +169,7 @@ fn pinned(handle: usize) -> bool {
 /// with others ([`SHARED_PAGE`]; so ten small pinned blocks lock one page,
 /// not ten, as in libgomp); a larger one is a locked mapping of its own.
 fn pinned_memory(bytes: usize, zero: bool) -> Option<(*mut u8, usize)> {
-    let page = page_size()?;
+    let page = page_size();
     if bytes > page / 4 {
         return map_locked(bytes);
     }
@@ -212,16 +213,11 @@ fn shared_pages() -> std::sync::MutexGuard<'static, Vec<SharedPage>> {
     PAGES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn page_size() -> Option<usize> {
-    // SAFETY: sysconf has no preconditions.
-    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0)
-}
-
 /// A private anonymous mapping of at least `bytes` (zeroed, page-aligned),
 /// page-locked: its base and length; `None` if it cannot be mapped or
 /// locked (nothing is left mapped then).
 fn map_locked(bytes: usize) -> Option<(*mut u8, usize)> {
-    let len = bytes.checked_next_multiple_of(page_size()?)?;
+    let len = bytes.checked_next_multiple_of(page_size())?;
     // SAFETY: a new anonymous mapping; no existing memory is touched.
     let base = unsafe {
         libc::mmap(
@@ -255,13 +251,13 @@ unsafe fn release(base: *mut u8, mapped: usize) {
         0 => unsafe { libc::free(base as *mut c_void) },
         SHARED_PAGE => {
             let mut pages = shared_pages();
-            let page = base as usize & !(page_size().expect("a page size") - 1);
+            let page = base as usize & !(page_size() - 1);
             let i = pages.iter().position(|s| s.base == page).expect("a shared pinned page");
             pages[i].live -= 1;
             if pages[i].live == 0 {
                 let s = pages.swap_remove(i);
                 // SAFETY: the page's last block is gone; nothing refers to it.
-                unsafe { libc::munmap(s.base as *mut c_void, page_size().expect("a page size")) };
+                unsafe { libc::munmap(s.base as *mut c_void, page_size()) };
             }
         }
         // SAFETY: the caller's contract: a mapping of `mapped` bytes
@@ -682,7 +678,7 @@ mod tests {
         // Small blocks share a locked page (libgomp's alloc-pinned-8).
         let small: Vec<_> = (0..10).map(|i| omp_calloc(1, 10 + i, PINNED_MEM_ALLOC)).collect();
         assert!(small.iter().all(|p| !p.is_null() && (*p as usize).is_multiple_of(MALLOC_ALIGN)));
-        let page_kb = page_size().unwrap() as u64 / 1024;
+        let page_kb = page_size() as u64 / 1024;
         assert_eq!(locked_kb(), if shows { before + page_kb } else { 0 }, "ten small blocks lock one page");
         for (i, &p) in small.iter().enumerate() {
             // SAFETY: live zeroed blocks of 10 + i bytes, each freed once.

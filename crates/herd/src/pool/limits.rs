@@ -127,6 +127,14 @@ pub fn bytes(b: impl Into<u128>) -> String {
     format!("{v:.1} {}", UNITS[unit])
 }
 
+/// The system's page size in bytes (`sysconf(_SC_PAGESIZE)`; 4096 if it
+/// cannot be read).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
+}
+
 /// `MemAvailable` of `/proc/meminfo`, in bytes; `None` where unknown.
 pub fn mem_available() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -154,8 +162,7 @@ pub fn check_memory(what: &str, need: u128) -> Result<()> {
 impl Readings {
     /// Reads every figure that can be read.
     pub(crate) fn read() -> Readings {
-        // SAFETY: sysconf has no preconditions.
-        let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1);
+        let page = page_size() as u64;
         // SAFETY: getauxval has no preconditions (0 for an absent entry).
         let min_sigstack = unsafe { libc::getauxval(libc::AT_MINSIGSTKSZ) };
         let altstack = (libc::SIGSTKSZ as u64).max(min_sigstack) + page;

@@ -14,6 +14,7 @@
 //! bounded by the kernel's map limit (`vm.max_map_count`, 65530 by default:
 //! about 32 000 stacks).
 
+use crate::pool::limits::page_size;
 use corosensei::stack::{DefaultStack, Stack};
 use std::cell::RefCell;
 use std::sync::{Mutex, OnceLock};
@@ -52,12 +53,6 @@ pub fn size() -> usize {
             .unwrap_or(crate::config::DEFAULT_ULT_STACK);
         bytes.div_ceil(page) * page
     })
-}
-
-pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(p).unwrap_or(4096)
 }
 
 /// A stack from the calling thread's cache, the global list, or a new mapping.
