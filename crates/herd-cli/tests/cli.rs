@@ -366,6 +366,29 @@ fn la_potrf_factors_and_compares() {
     assert!(v["herd"]["gflops"].as_f64().unwrap() > 0.0);
     assert!(v["faer"]["residual"].as_f64().unwrap() < 100.0);
     assert_eq!(v["herd"]["requeued"][0], 0, "dependency counting never requeues");
+    assert_eq!(v["kernels"], "Herd", "{v}");
+    // faer's four tile kernels on request; tiles of 300 reach herd's packed product.
+    let o = ok(&mut herd(&[
+        "la",
+        "potrf",
+        "-n",
+        "640",
+        "--nb",
+        "300",
+        "--reps",
+        "1",
+        "--json",
+        "--kernels",
+        "faer",
+    ]));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["kernels"], "Faer", "{v}");
+    assert!(v["herd"]["residual"].as_f64().unwrap() < 100.0, "{v}");
+    let o = ok(&mut herd(&["la", "potrf", "-n", "640", "--nb", "300", "--reps", "1", "--json"]));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert!(v["herd"]["residual"].as_f64().unwrap() < 100.0, "{v}");
+    let o = run(&mut herd(&["la", "potrf", "-n", "100", "--kernels", "mkl"]));
+    assert!(!o.status.success() && stderr(&o).contains("--kernels"), "{}", stderr(&o));
     for d in ["requeue", "onthefly"] {
         let o = ok(&mut herd(&["la", "potrf", "-n", "100", "--nb", "16", "--reps", "1", "--discipline", d]));
         assert!(stdout(&o).contains("GFLOP/s"), "{d}");

@@ -2,7 +2,9 @@
 //! `OPENBLAS_CORETYPE=SkylakeX cargo run --release -p herd-la --example kernels_bench [--features openblas] -- [NB...]`
 //!
 //! The tiled Cholesky's work is almost all GEMM (`C -= A·Bᵀ`), so the GEMM column bounds what
-//! a backend lets the factorization reach per core.
+//! a backend lets the factorization reach per core. `Herd` is faer's POTRF and TRSM with herd's
+//! own GEMM and SYRK (its packed AVX-512 product where the CPU has AVX-512F and the tile is at
+//! least 256 wide, else faer's).
 use herd_la::{random_spd, Backend, Tile};
 use std::time::Instant;
 
@@ -18,7 +20,7 @@ fn main() {
     let nbs: Vec<usize> = std::env::args().skip(1).filter_map(|s| s.parse().ok()).collect();
     let nbs = if nbs.is_empty() { vec![192, 256, 320, 384] } else { nbs };
     #[allow(unused_mut)]
-    let mut backends = vec![Backend::Faer];
+    let mut backends = vec![Backend::Herd, Backend::Faer];
     #[cfg(feature = "openblas")]
     backends.push(Backend::OpenBlas);
     println!("{:>10} {:>5} {:>8} {:>8} {:>8} {:>8}", "backend", "nb", "gemm", "syrk", "trsm", "potrf");

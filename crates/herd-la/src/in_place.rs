@@ -12,7 +12,7 @@
 //! [`TiledMatrix`]: crate::TiledMatrix
 
 use crate::flow::{cholesky_graph, CholeskyTiles, FlowReport};
-use crate::kernels::{faer_gemm, faer_potrf, faer_syrk, faer_trsm, Backend};
+use crate::kernels::{faer_gemm, faer_potrf, faer_syrk, faer_trsm, herd_gemm, herd_syrk, Backend};
 use crate::LaError;
 use faer::{MatMut, MatRef};
 use herd_flow::Discipline;
@@ -98,14 +98,17 @@ impl CholeskyTiles for StridedTiles {
         Ok(())
     }
 
-    fn update(&self, _: Backend, i: usize, j: usize, k: usize) -> Result<(), LaError> {
+    fn update(&self, backend: Backend, i: usize, j: usize, k: usize) -> Result<(), LaError> {
         // SAFETY: update(i, j, k) writes (i, j) alone and reads the final
         // L(i, k) and L(j, k) (k < j ≤ i, so neither is (i, j)).
         unsafe {
-            if i == j {
-                faer_syrk(self.view(i, k), self.view_mut(i, i));
-            } else {
-                faer_gemm(self.view(i, k), self.view(j, k), self.view_mut(i, j));
+            match (backend, i == j) {
+                (Backend::Faer, true) => faer_syrk(self.view(i, k), self.view_mut(i, i)),
+                (Backend::Faer, false) => faer_gemm(self.view(i, k), self.view(j, k), self.view_mut(i, j)),
+                // herd's kernels, also for `Backend::OpenBlas`, whose bindings
+                // take contiguous tiles, not strided views.
+                (_, true) => herd_syrk(self.view(i, k), self.view_mut(i, i)),
+                (_, false) => herd_gemm(self.view(i, k), self.view(j, k), self.view_mut(i, j)),
             }
         }
         Ok(())
@@ -113,8 +116,8 @@ impl CholeskyTiles for StridedTiles {
 }
 
 /// [`potrf_flow`](crate::potrf_flow) on `a` itself: its lower triangle is
-/// factored in place as `L·Lᵀ` by the same graph of `nb × nb` tiles (faer's
-/// sequential kernels, on the current herd pool), reading and writing only
+/// factored in place as `L·Lᵀ` by the same graph of `nb × nb` tiles
+/// ([`Backend::default`]'s sequential kernels, on the current herd pool), reading and writing only
 /// the lower triangle. `a` may have any strides (the transposed view of a
 /// column-major matrix factors its upper triangle as `Uᵀ·U`).
 ///
@@ -148,7 +151,7 @@ pub fn potrf_flow_in_place(
     // The graph has finished every step when this returns (herd-flow's
     // `wait` runs its drainers in a scope), so no view outlives the borrow
     // of `a`.
-    cholesky_graph(&tiles, n.div_ceil(nb), Backend::Faer, discipline, false)
+    cholesky_graph(&tiles, n.div_ceil(nb), Backend::default(), discipline, false)
 }
 
 #[cfg(test)]

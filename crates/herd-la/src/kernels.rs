@@ -7,7 +7,9 @@
 //! | SYRK    | `A_ii ← A_ii − A_ik A_ikᵀ` (lower triangle) |
 //! | GEMM    | `A_ij ← A_ij − A_ik A_jkᵀ`                  |
 //!
-//! Two backends: [`Backend::Faer`] (always available, `Par::Seq`, i.e. single-threaded) and,
+//! Three backends: [`Backend::Herd`] (the default: faer's POTRF and TRSM with herd's own GEMM
+//! and SYRK kernels, [`herd_gemm`] and [`herd_syrk`]), [`Backend::Faer`] (always available, `Par::Seq`, i.e.
+//! single-threaded) and,
 //! with the `openblas` cargo feature, `Backend::OpenBlas` (the system `libopenblas`, e.g.
 //! Debian `libopenblas-serial-dev`). Each kernel must stay on its core: the library the dynamic
 //! loader picks at run time may be a threaded build even when the serial one was linked
@@ -101,11 +103,32 @@ pub fn faer_gemm(a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) {
     matmul(c, Accum::Add, a, b.transpose(), -1.0, Par::Seq);
 }
 
+/// `c ← c − a bᵀ` on the calling thread by the kernel [`gemm`](crate::gemm) gives a block of
+/// `c`'s shape: herd's packed product with its AVX-512 micro-kernel where the CPU has AVX-512F
+/// and the tile is at least 256 wide, faer's sequential product elsewhere. Any strides.
+pub fn herd_gemm(a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) {
+    crate::gemm::sub_product(c, a, b.transpose());
+}
+
+/// `c ← c − a aᵀ` on the lower triangle of `c` (with the diagonal; the strict upper triangle is
+/// neither read nor written) on the calling thread: herd's packed product restricted to the
+/// micro-tiles on and below the diagonal where [`herd_gemm`] would use it, [`faer_syrk`]
+/// elsewhere. Any strides.
+pub fn herd_syrk(a: MatRef<'_, f64>, c: MatMut<'_, f64>) {
+    let mut c = c;
+    if !crate::gemm::sub_syrk_lower_packed(c.rb_mut(), a) {
+        faer_syrk(a, c);
+    }
+}
+
 /// Which library implements the tile kernels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Backend {
-    /// faer, single-threaded (`Par::Seq`).
+    /// faer's POTRF and TRSM, and herd's own GEMM and SYRK kernels ([`herd_gemm`],
+    /// [`herd_syrk`]), which carry most of a tiled factorization's work.
     #[default]
+    Herd,
+    /// faer, single-threaded (`Par::Seq`).
     Faer,
     /// The system OpenBLAS library (`dpotrf_`, `dtrsm_`, `dsyrk_`, `dgemm_`).
     #[cfg(feature = "openblas")]
@@ -126,7 +149,7 @@ impl Backend {
             return Err(LaError::NotSquare { rows: a.rows(), cols: a.cols() });
         }
         let res = match self {
-            Backend::Faer => faer_potrf(a.as_faer_mut()),
+            Backend::Herd | Backend::Faer => faer_potrf(a.as_faer_mut()),
             #[cfg(feature = "openblas")]
             Backend::OpenBlas => openblas::potrf(a)?,
         };
@@ -142,7 +165,7 @@ impl Backend {
             return Err(mismatch("trsm: l must be square with a.cols() rows"));
         }
         match self {
-            Backend::Faer => faer_trsm(l.as_faer(), a.as_faer_mut()),
+            Backend::Herd | Backend::Faer => faer_trsm(l.as_faer(), a.as_faer_mut()),
             #[cfg(feature = "openblas")]
             Backend::OpenBlas => openblas::trsm(l, a)?,
         }
@@ -158,6 +181,7 @@ impl Backend {
             return Err(mismatch("syrk: c must be square with a.rows() rows"));
         }
         match self {
+            Backend::Herd => herd_syrk(a.as_faer(), c.as_faer_mut()),
             Backend::Faer => faer_syrk(a.as_faer(), c.as_faer_mut()),
             #[cfg(feature = "openblas")]
             Backend::OpenBlas => openblas::syrk(a, c)?,
@@ -174,6 +198,7 @@ impl Backend {
             return Err(mismatch("gemm: c must be a.rows() x b.rows() and a.cols() == b.cols()"));
         }
         match self {
+            Backend::Herd => herd_gemm(a.as_faer(), b.as_faer(), c.as_faer_mut()),
             Backend::Faer => faer_gemm(a.as_faer(), b.as_faer(), c.as_faer_mut()),
             #[cfg(feature = "openblas")]
             Backend::OpenBlas => openblas::gemm(a, b, c)?,

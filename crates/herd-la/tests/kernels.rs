@@ -3,7 +3,7 @@ use herd_la::{potrf_seq_tiled_with, random_spd, residual, Backend, LaError, Tile
 
 fn backends() -> Vec<Backend> {
     #[allow(unused_mut)]
-    let mut v = vec![Backend::Faer];
+    let mut v = vec![Backend::Herd, Backend::Faer];
     #[cfg(feature = "openblas")]
     v.push(Backend::OpenBlas);
     v
@@ -83,7 +83,9 @@ fn kernel_shape_errors() {
 #[test]
 fn tiled_cholesky_same_for_every_backend() {
     for backend in backends() {
-        for (n, nb) in [(0, 3), (1, 2), (23, 5), (48, 16)] {
+        // 600 in tiles of 256: herd's GEMM kernel takes the 256-wide tiles with its packed
+        // product where the CPU has AVX-512F, and leaves the 88-wide edge tiles to faer.
+        for (n, nb) in [(0, 3), (1, 2), (23, 5), (48, 16), (600, 256)] {
             let a = random_spd(n, 8);
             let mut t = TiledMatrix::from_faer(a.as_ref(), nb).unwrap();
             potrf_seq_tiled_with(&mut t, backend).unwrap();
@@ -97,5 +99,46 @@ fn tiled_cholesky_same_for_every_backend() {
         a[(7, 7)] = -5.0;
         let mut t = TiledMatrix::from_faer(a.as_ref(), 5).unwrap();
         assert_eq!(potrf_seq_tiled_with(&mut t, backend), Err(LaError::NotPositiveDefinite { column: 7 }));
+    }
+}
+
+/// `Backend::Herd`'s GEMM on tiles wide enough for herd's packed product (where the CPU has
+/// AVX-512F; faer's elsewhere) and on narrower ones, against the dense formula.
+#[test]
+fn herd_gemm_kernel_on_wide_and_narrow_tiles() {
+    for (m, n, k) in [(256, 256, 256), (300, 270, 333), (256, 300, 1), (255, 400, 260), (17, 5, 3)] {
+        let (a, b, c0) = (rand_mat(m, k, 21), rand_mat(n, k, 22), rand_mat(m, n, 23));
+        let mut c = tile_from(&c0);
+        Backend::Herd.gemm(&tile_from(&a), &tile_from(&b), &mut c).unwrap();
+        let want = &c0 - &a * b.transpose();
+        assert!(close(&want, c.as_faer()), "{m} x {n} x {k}");
+    }
+}
+
+/// `Backend::Herd`'s SYRK (herd's packed product on the micro-tiles on and below the diagonal,
+/// where the CPU has AVX-512F and the tile is wide enough; faer's elsewhere): the lower
+/// triangle against the dense formula, the strict upper triangle untouched, on column-major
+/// and row-major (transposed) views, depths beyond one packed slice, and edge tiles.
+#[test]
+fn herd_syrk_kernel_writes_the_lower_triangle_only() {
+    for (n, k) in [(256, 256), (300, 333), (257, 1), (400, 800), (336, 336), (17, 5)] {
+        let (a, c0) = (rand_mat(n, k, 31), rand_mat(n, n, 32));
+        let want = &c0 - &a * a.transpose();
+        for row_major in [false, true] {
+            let mut c = if row_major { c0.transpose().to_owned() } else { c0.clone() };
+            let view = if row_major { c.as_mut().transpose_mut() } else { c.as_mut() };
+            herd_la::kernels::herd_syrk(a.as_ref(), view);
+            let got = if row_major { c.transpose().to_owned() } else { c };
+            for j in 0..n {
+                for i in 0..n {
+                    if i >= j {
+                        let tol = 1e-12 * (1.0 + want.norm_max());
+                        assert!((got[(i, j)] - want[(i, j)]).abs() <= tol, "{n} x {k} ({i}, {j})");
+                    } else {
+                        assert_eq!(got[(i, j)].to_bits(), c0[(i, j)].to_bits(), "{n} x {k} upper ({i}, {j})");
+                    }
+                }
+            }
+        }
     }
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Tile sizes tried by `--tune`.
-const TUNE_NB: [usize; 6] = [128, 160, 192, 256, 320, 384];
+const TUNE_NB: [usize; 7] = [128, 160, 192, 256, 320, 336, 384];
 /// n×n matrices alive at once at the peak of a run: the input, a tiled (or
 /// column-major) working copy, and the factor read back from the tiles.
 const MATRICES_AT_PEAK: u128 = 3;
@@ -29,8 +29,9 @@ const PROBE_SEED: u64 = 1;
 pub struct PotrfArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// Tile size (at least 1).
-    #[arg(long, default_value_t = 256, value_parser = usize_in(1..=super::MAX_N))]
+    /// Tile size (at least 1). 320 was measured fastest with herd's kernels
+    /// at n = 4000 on two cores (BENCHMARKS.md, session 34).
+    #[arg(long, default_value_t = 320, value_parser = usize_in(1..=super::MAX_N))]
     nb: usize,
     /// Try several tile sizes first (one run each) and use the fastest.
     #[arg(long)]
@@ -41,6 +42,34 @@ pub struct PotrfArgs {
     /// herd-flow scheduling discipline of the graph.
     #[arg(long, value_enum, default_value_t = DisciplineArg::Counted)]
     discipline: DisciplineArg,
+    /// The tile kernels of herd's runs.
+    #[arg(long, value_enum, default_value_t = KernelsArg::Herd)]
+    kernels: KernelsArg,
+}
+
+/// `--kernels`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum KernelsArg {
+    /// faer's POTRF, TRSM and SYRK with herd's own GEMM kernel (`Backend::Herd`).
+    Herd,
+    /// faer's four sequential kernels (`Backend::Faer`).
+    Faer,
+}
+
+impl KernelsArg {
+    fn label(self) -> &'static str {
+        match self {
+            KernelsArg::Herd => "herd",
+            KernelsArg::Faer => "faer",
+        }
+    }
+
+    fn backend(self) -> Backend {
+        match self {
+            KernelsArg::Herd => Backend::Herd,
+            KernelsArg::Faer => Backend::Faer,
+        }
+    }
 }
 
 /// `--discipline`.
@@ -83,13 +112,13 @@ fn herd_run(
     pool: &herd::Pool,
     a: &Mat<f64>,
     nb: usize,
-    discipline: herd_flow::Discipline,
+    (discipline, backend): (herd_flow::Discipline, Backend),
     timeline: bool,
 ) -> CliResult<HerdRun> {
     let t = Arc::new(TiledMatrix::from_faer(a.as_ref(), nb).map_err(|e| CliError::Usage(e.to_string()))?);
     let start = Instant::now();
     let report = pool
-        .install(|| potrf_flow(&t, Backend::Faer, discipline, timeline))
+        .install(|| potrf_flow(&t, backend, discipline, timeline))
         .map_err(|e| CliError::Verify(format!("herd-flow Cholesky: {e}")))?;
     let secs = start.elapsed().as_secs_f64();
     let residual = check(a, &t.to_faer())?;
@@ -123,7 +152,7 @@ fn tune(
     let n = a.nrows();
     let mut tuning = Vec::new();
     for cand in TUNE_NB.into_iter().filter(|&c| c <= n.max(1)) {
-        let s = herd_run(pool, a, cand, args.discipline.flow(), false)?.secs;
+        let s = herd_run(pool, a, cand, (args.discipline.flow(), args.kernels.backend()), false)?.secs;
         let gflops = potrf_flops(n) / s / 1e9;
         bar.println(format!("herd la potrf: n={n} tune nb={cand}: {gflops:.1} GFLOP/s"));
         tuning.push((cand, s, gflops));
@@ -166,13 +195,23 @@ pub fn potrf(args: &PotrfArgs) -> CliResult {
         let (mut requeued, mut requeue_s) = (Vec::new(), Vec::new());
         let discipline = args.discipline.flow();
         let mut contenders = vec![
-            Contender::new("herd", format!("herd-flow tiled, nb = {nb} (faer kernels)"), |last| {
-                let run = herd_run(&pool, &a, nb, discipline, last && args.timeline.is_some())?;
-                requeued.push(run.requeued);
-                requeue_s.push(run.requeue_secs);
-                timeline = run.timeline.or(timeline.take());
-                Ok(Sample { secs: run.secs, residual: run.residual })
-            }),
+            Contender::new(
+                "herd",
+                format!("herd-flow tiled, nb = {nb} ({} kernels)", args.kernels.label()),
+                |last| {
+                    let run = herd_run(
+                        &pool,
+                        &a,
+                        nb,
+                        (discipline, args.kernels.backend()),
+                        last && args.timeline.is_some(),
+                    )?;
+                    requeued.push(run.requeued);
+                    requeue_s.push(run.requeue_secs);
+                    timeline = run.timeline.or(timeline.take());
+                    Ok(Sample { secs: run.secs, residual: run.residual })
+                },
+            ),
             Contender::new("faer", format!("faer llt, Par::rayon({threads})"), |_| faer_run(&a, threads)),
         ];
         if let Some(ob) = &openblas {
@@ -186,7 +225,7 @@ pub fn potrf(args: &PotrfArgs) -> CliResult {
             );
         }
         let mut outcomes = contest::rounds(contenders, args.common.reps, &bar)?;
-        let extra = json!({"nb": nb, "tuning": tuning, "discipline": format!("{discipline:?}")});
+        let extra = json!({"nb": nb, "tuning": tuning, "discipline": format!("{discipline:?}"), "kernels": format!("{:?}", args.kernels.backend())});
         let note = format!(
             "herd-flow discipline {discipline:?}: {} step(s) requeued, {:.1} ms lost to requeues (median per run)\n",
             median_count(&requeued),

@@ -289,3 +289,22 @@ pub(crate) fn sub_product(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, 
     }
     Kernel::detect().for_block(c.nrows(), c.ncols()).multiply(-1.0, a, b, 1.0, c, None);
 }
+
+/// `c ← c − a·aᵀ` on the lower triangle (with the diagonal) of the square
+/// `c`, on the calling thread, by herd's packed product where [`gemm`]
+/// would give a block of `c`'s shape to it (an AVX-512 CPU and `c` wide
+/// enough), skipping the micro-tiles above the diagonal: `true`. `false`,
+/// with nothing done, elsewhere (the caller uses another kernel).
+pub(crate) fn sub_syrk_lower_packed(c: MatMut<'_, f64>, a: MatRef<'_, f64>) -> bool {
+    debug_assert!(c.nrows() == c.ncols() && a.nrows() == c.nrows());
+    match Kernel::detect().for_block(c.nrows(), c.ncols()) {
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx512(cpu) => {
+            if a.ncols() > 0 {
+                packed::syrk_lower(cpu, -1.0, a, 1.0, c);
+            }
+            true
+        }
+        Kernel::Faer => false,
+    }
+}

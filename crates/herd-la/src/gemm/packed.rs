@@ -34,8 +34,14 @@ use super::shared_panels::SharedPanels;
 /// than `512 × 240`, `448 × 256` or `192 × 960`.
 pub(super) const KC: usize = 384;
 /// Rows of a packed block of `A` at most (a multiple of `MR`): `mc × kc`
-/// is 960 KiB, under half a 2 MiB L2.
-pub(super) const MC: usize = 320;
+/// is 576 KiB, under a third of a 2 MiB L2. It was 320 (960 KiB): on the
+/// 2-vCPU Xeon, one thread, the tiled Cholesky's `C −= A·Bᵀ` on square
+/// tiles of 288 and 320 (one block of `A` of the whole tile) ran at 53–60
+/// GFLOP/s against 75–95 with 192 (two blocks), and 256, 336 and 384 at
+/// about the same speed; the whole n = 2000 product at 83–92 against
+/// 80–87 GFLOP/s (three alternating runs), n = 2000 and 4000 on two
+/// threads within the noise either way.
+pub(super) const MC: usize = 192;
 /// Columns of a packed panel of `B` at most (a multiple of `NR`): 12 MiB
 /// with `kc = 384`, held in L3.
 pub(super) const NC: usize = 4032;
@@ -111,6 +117,16 @@ impl Drop for Aligned {
     }
 }
 
+/// Which part of `C` a product writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// Every element.
+    Full,
+    /// The lower triangle with the diagonal (`C` square); the strict upper
+    /// triangle is neither read nor written.
+    Lower,
+}
+
 /// `C ← α·A·B + β·C` on the calling thread with the AVX-512 micro-kernel
 /// (`A` `m × k`, `B` `k × n`, `C` `m × n`, any strides, `k ≥ 1`); the
 /// panels of `B` from `shared` (the block's column group and its member
@@ -125,8 +141,34 @@ pub(super) fn gemm(
     c: MatMut<'_, f64>,
     shared: Option<(&SharedPanels, usize)>,
 ) -> PackCounts {
+    product(cpu, (alpha, beta), a, b, c, shared, Part::Full)
+}
+
+/// BLAS's `dsyrk` on the lower triangle: `C ← α·A·Aᵀ + β·C` for the lower
+/// triangle (with the diagonal) of the square `C` (`A` `n × k`, any
+/// strides, `k ≥ 1`), on the calling thread. The micro-tiles above the
+/// diagonal are skipped (about half the work of the full product); those
+/// the diagonal crosses are computed whole into a scratch tile, of which
+/// only the lower part is added to `C`, so the strict upper triangle of `C`
+/// is neither read nor written.
+pub(super) fn syrk_lower(cpu: Avx512, alpha: f64, a: MatRef<'_, f64>, beta: f64, c: MatMut<'_, f64>) {
+    debug_assert!(c.nrows() == c.ncols() && a.nrows() == c.nrows());
+    product(cpu, (alpha, beta), a, a.transpose(), c, None, Part::Lower);
+}
+
+/// [`gemm`] on `part` of `C`.
+fn product(
+    cpu: Avx512,
+    (alpha, beta): (f64, f64),
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    c: MatMut<'_, f64>,
+    shared: Option<(&SharedPanels, usize)>,
+    part: Part,
+) -> PackCounts {
     let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
     debug_assert!(a.nrows() == m && b.nrows() == k && b.ncols() == n);
+    debug_assert!(part == Part::Full || (m == n && shared.is_none()));
     let mut counts = PackCounts::default();
     if m == 0 || n == 0 || k == 0 {
         return counts;
@@ -160,6 +202,9 @@ pub(super) fn gemm(
             let beta = if pc == 0 { beta } else { 1.0 };
             for ic in (0..m).step_by(mc_step) {
                 let mc = mc_step.min(m - ic);
+                if part == Part::Lower && ic + mc <= jc {
+                    continue; // the whole block of rows lies above the diagonal
+                }
                 counts.a += packed_len::<MR>(mc, kc);
                 let a_ptr = pack::<MR>(a_pack.slice(), a.submatrix(ic, pc, mc, kc)).as_ptr();
                 for jr in (0..nc).step_by(NR) {
@@ -167,6 +212,26 @@ pub(super) fn gemm(
                     for ir in (0..mc).step_by(MR) {
                         let mr = MR.min(mc - ir);
                         let (row, col) = ((ic + ir) as isize, (jc + jr) as isize);
+                        if part == Part::Lower && row + (mr as isize) <= col {
+                            continue; // every element above the diagonal
+                        }
+                        if part == Part::Lower && row < col + nr as isize - 1 {
+                            // SAFETY: as for the whole tiles below; the
+                            // scratch tile is a local of `MR × NR` values.
+                            unsafe {
+                                diagonal_tile(
+                                    cpu,
+                                    kc,
+                                    (a_ptr.add(ir * kc), b_ptr.add(jr * kc)),
+                                    (alpha, beta),
+                                    c_ptr.offset(row * rs + col * cs),
+                                    (rs, cs),
+                                    (mr, nr),
+                                    row - col,
+                                )
+                            };
+                            continue;
+                        }
                         // SAFETY: the packed block holds `ceil(mc/MR)` slivers
                         // of `MR·kc` values and the panel `ceil(nc/NR)` of
                         // `NR·kc` (`ir/MR`-th and `jr/NR`-th start at
@@ -193,6 +258,40 @@ pub(super) fn gemm(
         }
     }
     counts
+}
+
+/// The micro-tile at `c` (`mr × nr`, strides `(rs, cs)`) that the diagonal
+/// of `C` crosses, its row `i` being `C`'s row `col + offset + i` when its
+/// column `j` is `C`'s column `col + j`: the product goes to a scratch tile
+/// (`β = 0`) and only the elements with `offset + i ≥ j` (on or below the
+/// diagonal) are combined into `C` as `α·AB + β·C`.
+///
+/// # Safety
+/// As [`Avx512::tile`] for the slivers `a` and `b` and for the elements of
+/// `c` on or below the diagonal; the others are not touched.
+#[allow(clippy::too_many_arguments)]
+unsafe fn diagonal_tile(
+    cpu: Avx512,
+    kc: usize,
+    (a, b): (*const f64, *const f64),
+    (alpha, beta): (f64, f64),
+    c: *mut f64,
+    (rs, cs): (isize, isize),
+    (mr, nr): (usize, usize),
+    offset: isize,
+) {
+    let mut scratch = [0.0f64; MR * NR];
+    // SAFETY: the slivers are the caller's; the scratch tile is `MR × NR`
+    // column-major (`rs = 1`, `cs = MR`), written whole (`β = 0`).
+    unsafe { cpu.tile(kc, a, b, alpha, 0.0, scratch.as_mut_ptr(), (1, MR as isize), (mr, nr)) };
+    for j in 0..nr {
+        for i in (0..mr).filter(|&i| offset + i as isize >= j as isize) {
+            // SAFETY: (i, j) is on or below the diagonal, inside the tile.
+            let e = unsafe { &mut *c.offset(i as isize * rs + j as isize * cs) };
+            let ab = scratch[i + j * MR];
+            *e = if beta == 0.0 { ab } else { ab + beta * *e };
+        }
+    }
 }
 
 #[cfg(test)]

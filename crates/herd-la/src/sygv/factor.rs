@@ -1,6 +1,6 @@
 //! Step 1 of `sygv`: the Cholesky factor `B = L·Lᵀ` with the herd-flow
 //! graph of [`potrf_flow`] (tiles of `nb × nb`, critical-path priorities,
-//! faer's sequential tile kernels), the lower triangle of `B` copied into
+//! `Backend::default()`'s tile kernels), the lower triangle of `B` copied into
 //! the tiles and the factor copied back, both on the herd pool.
 
 use std::sync::Arc;
@@ -22,7 +22,7 @@ pub(super) fn cholesky(mut b: MatMut<'_, f64>, nb: usize) -> Result<(), LaError>
     let n = b.nrows();
     let tiles = Arc::new(TiledMatrix::zeros(n, n, nb)?);
     to_tiles(b.as_ref(), &tiles);
-    potrf_flow(&tiles, Backend::Faer, Discipline::DependencyCounted, false)?;
+    potrf_flow(&tiles, Backend::default(), Discipline::DependencyCounted, false)?;
     let width = tiles.nb();
     copy::for_each_col_block(b.as_mut(), width, &|mut block: MatMut<'_, f64>, col0| {
         let j = col0 / width;
