@@ -103,20 +103,33 @@ pub fn faer_gemm(a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) {
     matmul(c, Accum::Add, a, b.transpose(), -1.0, Par::Seq);
 }
 
-/// `c ← c − a bᵀ` on the calling thread by the kernel [`gemm`](crate::gemm) gives a block of
-/// `c`'s shape: herd's packed product with its AVX-512 micro-kernel where the CPU has AVX-512F
-/// and the tile is at least 256 wide, faer's sequential product elsewhere. Any strides.
+/// Tiles with a side (rows, columns or depth) below this go to faer's kernels in
+/// [`Backend::Herd`]. One core of the 2-vCPU AVX-512 Xeon, `kernels_bench`, two runs, GFLOP/s
+/// of herd's packed `C −= A·Bᵀ` against faer's: 256: 78.2, 77.3 against 80.5, 79.9; 288: 77.8,
+/// 79.1 against 82.5, 78.2; 320: 79.3, 80.0 against 79.3, 77.9; 336: 82.3, 83.7 against 75.1,
+/// 78.4; 384: 78.2, 80.9 against 67.6, 68.6. At 256 herd's distributed Cholesky (2 ranks × 1
+/// thread, n = 8000) ran 3–6 % slower with herd's GEMM and SYRK than with faer's.
+pub const HERD_TILE_MIN_SIDE: usize = 320;
+
+/// `c ← c − a bᵀ` on the calling thread: herd's packed product with its AVX-512 micro-kernel
+/// (as [`gemm`](crate::gemm) multiplies a block) where the CPU has AVX-512F and no side of the
+/// product is below [`HERD_TILE_MIN_SIDE`], faer's sequential product ([`faer_gemm`])
+/// elsewhere. Any strides.
 pub fn herd_gemm(a: MatRef<'_, f64>, b: MatRef<'_, f64>, c: MatMut<'_, f64>) {
-    crate::gemm::sub_product(c, a, b.transpose());
+    if c.nrows().min(c.ncols()).min(a.ncols()) < HERD_TILE_MIN_SIDE {
+        faer_gemm(a, b, c);
+    } else {
+        crate::gemm::sub_product(c, a, b.transpose());
+    }
 }
 
 /// `c ← c − a aᵀ` on the lower triangle of `c` (with the diagonal; the strict upper triangle is
 /// neither read nor written) on the calling thread: herd's packed product restricted to the
-/// micro-tiles on and below the diagonal where [`herd_gemm`] would use it, [`faer_syrk`]
-/// elsewhere. Any strides.
+/// micro-tiles on and below the diagonal where [`herd_gemm`] would use it (AVX-512F, no side
+/// below [`HERD_TILE_MIN_SIDE`]), [`faer_syrk`] elsewhere. Any strides.
 pub fn herd_syrk(a: MatRef<'_, f64>, c: MatMut<'_, f64>) {
     let mut c = c;
-    if !crate::gemm::sub_syrk_lower_packed(c.rb_mut(), a) {
+    if c.nrows().min(a.ncols()) < HERD_TILE_MIN_SIDE || !crate::gemm::sub_syrk_lower_packed(c.rb_mut(), a) {
         faer_syrk(a, c);
     }
 }

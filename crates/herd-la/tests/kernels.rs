@@ -83,9 +83,9 @@ fn kernel_shape_errors() {
 #[test]
 fn tiled_cholesky_same_for_every_backend() {
     for backend in backends() {
-        // 600 in tiles of 256: herd's GEMM kernel takes the 256-wide tiles with its packed
-        // product where the CPU has AVX-512F, and leaves the 88-wide edge tiles to faer.
-        for (n, nb) in [(0, 3), (1, 2), (23, 5), (48, 16), (600, 256)] {
+        // 700 in tiles of 320: herd's GEMM and SYRK take the 320-wide tiles with the packed
+        // product where the CPU has AVX-512F, and leave the 60-wide edge tiles to faer.
+        for (n, nb) in [(0, 3), (1, 2), (23, 5), (48, 16), (700, 320)] {
             let a = random_spd(n, 8);
             let mut t = TiledMatrix::from_faer(a.as_ref(), nb).unwrap();
             potrf_seq_tiled_with(&mut t, backend).unwrap();
@@ -106,7 +106,7 @@ fn tiled_cholesky_same_for_every_backend() {
 /// AVX-512F; faer's elsewhere) and on narrower ones, against the dense formula.
 #[test]
 fn herd_gemm_kernel_on_wide_and_narrow_tiles() {
-    for (m, n, k) in [(256, 256, 256), (300, 270, 333), (256, 300, 1), (255, 400, 260), (17, 5, 3)] {
+    for (m, n, k) in [(320, 320, 320), (336, 400, 333), (320, 330, 1), (319, 400, 360), (17, 5, 3)] {
         let (a, b, c0) = (rand_mat(m, k, 21), rand_mat(n, k, 22), rand_mat(m, n, 23));
         let mut c = tile_from(&c0);
         Backend::Herd.gemm(&tile_from(&a), &tile_from(&b), &mut c).unwrap();
@@ -121,7 +121,7 @@ fn herd_gemm_kernel_on_wide_and_narrow_tiles() {
 /// and row-major (transposed) views, depths beyond one packed slice, and edge tiles.
 #[test]
 fn herd_syrk_kernel_writes_the_lower_triangle_only() {
-    for (n, k) in [(256, 256), (300, 333), (257, 1), (400, 800), (336, 336), (17, 5)] {
+    for (n, k) in [(320, 320), (345, 333), (320, 1), (400, 800), (336, 336), (300, 400), (17, 5)] {
         let (a, c0) = (rand_mat(n, k, 31), rand_mat(n, n, 32));
         let want = &c0 - &a * a.transpose();
         for row_major in [false, true] {
