@@ -50,7 +50,7 @@ pub struct PotrfArgs {
 /// `--kernels`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum KernelsArg {
-    /// faer's POTRF, TRSM and SYRK with herd's own GEMM kernel (`Backend::Herd`).
+    /// faer's POTRF and TRSM with herd's packed GEMM and SYRK (`Backend::Herd`).
     Herd,
     /// faer's four sequential kernels (`Backend::Faer`).
     Faer,
