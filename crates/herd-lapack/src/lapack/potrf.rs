@@ -3,7 +3,8 @@
 use crate::ffi::{self, dim, guard, lead, mat_mut, uplo, Int, Routine, Uplo};
 use faer::MatMut;
 use herd_flow::Discipline;
-use herd_la::{kernels::faer_potrf, potrf_flow_in_place, LaError};
+use herd_la::kernels::{faer_potrf, HERD_TILE_MIN_SIDE};
+use herd_la::{potrf_flow_in_place, LaError};
 use std::ffi::c_char;
 
 /// Orders up to this are factored by one sequential kernel in place: a graph
@@ -85,20 +86,54 @@ fn potrf_lower(a: MatMut<'_, f64>) -> Result<(), usize> {
     }
     // The dataflow graph on tile views of the caller's matrix: no copy. A
     // NaN or an infinity makes the first pivot it reaches fail, as in LAPACK.
-    match potrf_flow_in_place(a, tile_size(n), Discipline::DependencyCounted) {
+    match potrf_flow_in_place(a, tile_size(n, herd::current_num_threads()), Discipline::DependencyCounted) {
         Ok(_) => Ok(()),
         Err(LaError::NotPositiveDefinite { column }) => Err(column),
         Err(e) => ffi::checked_twice(e),
     }
 }
 
-/// Tiles of 256 (herd la potrf's measured best at n = 2000–8000) where the
-/// matrix has enough of them to keep many participants busy, smaller ones
-/// below.
-fn tile_size(n: usize) -> usize {
+/// The tile side for an order-`n` factorization on the current pool: 320
+/// — wide enough for herd's packed GEMM and SYRK kernels
+/// ([`HERD_TILE_MIN_SIDE`]) — where the matrix has enough such tiles to keep
+/// the participants busy, else 256 (`herd la potrf`'s best with faer's
+/// kernels at n = 2000–8000 on 2 and 16 cores), smaller ones below.
+///
+/// "Enough": the graph of `nt × nt` tiles does about `nt³/6` GEMM-sized
+/// tile operations on a critical path of about `3·nt` (POTRF, TRSM, SYRK
+/// per panel), so about `nt²/18` can run at once on average; 320 is taken
+/// when that is at least two per participant (`nt ≥ 6·√P`: n ≥ 2,716 on 2
+/// participants, 7,680 on 16).
+fn tile_size(n: usize, participants: usize) -> usize {
+    let wide = HERD_TILE_MIN_SIDE;
+    // (n / wide)² ≥ 36·P, in integers.
+    if n.saturating_mul(n) >= 36 * participants.max(1) * wide * wide {
+        return wide;
+    }
     match n {
         0..=767 => 64,
         768..=2047 => 128,
         _ => 256,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tile_size;
+
+    /// Tiles of 320 (herd's packed kernels) only with at least two tile
+    /// operations runnable per participant on average; 256 and smaller
+    /// otherwise, as before.
+    #[test]
+    fn wide_tiles_only_with_enough_of_them() {
+        assert_eq!(tile_size(4000, 2), 320);
+        assert_eq!(tile_size(2720, 2), 320);
+        assert_eq!(tile_size(2700, 2), 256);
+        assert_eq!(tile_size(4000, 16), 256);
+        assert_eq!(tile_size(7680, 16), 320);
+        assert_eq!(tile_size(7679, 16), 256);
+        assert_eq!(tile_size(20000, 128), 256);
+        assert_eq!(tile_size(1000, 1), 128);
+        assert_eq!(tile_size(500, 0), 64);
     }
 }
