@@ -95,6 +95,28 @@ where
     join_inline(a, b)
 }
 
+/// At most this many of a participant's jobs are queued by joins that
+/// expose work for sleepers ([`expose_for_sleepers`]).
+const EXPOSED_FOR_SLEEPERS: u32 = 4;
+
+/// Whether a recorded join whose participant has jobs queued exposes one
+/// more all the same: while some participant sleeps, up to
+/// [`EXPOSED_FOR_SLEEPERS`] queued. Otherwise a tree of few long leaves
+/// reaches idle participants one continuation per owner at a time: an
+/// owner that has entered a leaf exposes nothing until it returns, and what
+/// it passed on the way down waits (16 leaves of 50 ms on 16 participants
+/// took 4 leaves' time on 7; `examples/coarse_join.rs`). Where everyone is
+/// busy nobody sleeps, and this costs one load of the sleepers' line, which
+/// only sleepers and wakers write. Out of line and only reached when
+/// something is queued, so that the join's own code stays as it was (written
+/// into `join_recorded` as one condition, it changed how a caller's
+/// fine-grained recursion was compiled: `fib` on one participant, which
+/// never comes here, ran 2.7x slower).
+#[inline(never)]
+fn expose_for_sleepers(reg: &Registry, slot: usize) -> bool {
+    reg.sleepers.any() && reg.pending.count(slot) < EXPOSED_FOR_SLEEPERS
+}
+
 /// Queues the participant's oldest unexposed continuation, if it has one.
 #[inline(never)]
 fn expose_older(reg: &Registry, slot: usize) -> bool {
@@ -128,7 +150,7 @@ where
     // it back from the queue or seen its latch set.
     let job_ref = unsafe { job_b.as_job_ref() };
     let index = lazy.record(job_ref);
-    if reg.pending.none(slot) {
+    if reg.pending.none(slot) || expose_for_sleepers(reg, slot) {
         let exposed = expose_older(reg, slot);
         debug_assert!(exposed, "an entry was just recorded");
     }
@@ -381,6 +403,31 @@ mod tests {
         }));
         let ran_on = b_ran_on.load(Ordering::Relaxed);
         (r.err().map(message), (ran_on != usize::MAX).then_some(ran_on))
+    }
+
+    /// A join tree entered while the other participants sleep exposes every
+    /// shallow continuation at once (each push wakes one sleeper), not one
+    /// per owner at a time: the `b`s of the three joins above the first
+    /// leaf are all queued before it runs. (Before, only the first was, and
+    /// the others waited until the leaf returned: a tree of few long
+    /// leaves ran in waves on a few participants.)
+    #[test]
+    fn sleeping_participants_get_every_shallow_continuation() {
+        let pool = Pool::builder().num_threads(4).wait(WaitPolicy::Passive).build().unwrap();
+        let reg = pool.registry.clone();
+        for round in 0..5 {
+            let start = Instant::now();
+            while reg.sleepers.asleep() < 3 {
+                assert!(start.elapsed() < Duration::from_secs(10), "the workers never slept");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let exposed = pool.install(|| {
+                let leaf =
+                    || super::super::worker::with_current(|cur| cur.map(|(r, slot)| r.lazy(slot).exposed()));
+                super::join(|| super::join(|| super::join(leaf, || None::<u32>).0, || ()).0, || ()).0
+            });
+            assert_eq!(exposed, Some(3), "round {round}");
+        }
     }
 
     fn fib(n: u64) -> u64 {

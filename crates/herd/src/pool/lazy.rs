@@ -117,6 +117,12 @@ impl LazyJoins {
         }
     }
 
+    /// How many of the live entries were exposed.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn exposed(&self) -> u32 {
+        self.exposed.get()
+    }
+
     /// No entry is live.
     #[cfg(all(test, not(loom)))]
     pub(crate) fn is_empty(&self) -> bool {

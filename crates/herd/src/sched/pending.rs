@@ -34,6 +34,12 @@ impl Pending {
         self.slots[slot].load(Ordering::Relaxed) == 0
     }
 
+    /// How many of `slot`'s jobs are queued.
+    #[inline]
+    pub(crate) fn count(&self, slot: usize) -> u32 {
+        self.slots[slot].load(Ordering::Relaxed)
+    }
+
     #[inline]
     pub(crate) fn add(&self, owner: u32) {
         if owner != NO_SLOT {

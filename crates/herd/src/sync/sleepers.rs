@@ -52,6 +52,20 @@ impl Sleepers {
         fence(Ordering::SeqCst);
     }
 
+    /// True when some participant has announced that it sleeps: one relaxed
+    /// load of the count's line, which only sleepers and wakers write (a
+    /// hint for exposing work; see `pool/join.rs`).
+    #[inline]
+    pub(crate) fn any(&self) -> bool {
+        self.count.load(Ordering::Relaxed) != 0
+    }
+
+    /// How many participants have announced that they sleep.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn asleep(&self) -> usize {
+        self.count.load(Ordering::SeqCst)
+    }
+
     /// Sleeper: withdraw the announcement (after waking, or when the re-check
     /// found work). Returns `false` when a pusher had already claimed it: the
     /// sleeper was woken *for work*, and if it leaves its wait without taking
