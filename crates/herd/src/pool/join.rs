@@ -4,9 +4,11 @@
 //! (`lazy.rs`), and work is made stealable only when none of the jobs the
 //! caller queued is still waiting (`sched::Pending`: its own deque is empty
 //! under `ws`, no job it pushed is left in its shared queue under `mts`,
-//! `central`, `fifo`) — and then it is the participant's *oldest* recorded
-//! continuation that is queued, the largest piece it holds, not
-//! necessarily this `b`. A join that exposes nothing costs a few stores to
+//! `central`, `fifo`), or, while some participant sleeps, when fewer than
+//! a few are (`expose_for_sleepers`: a tree of coarse leaves reaches the
+//! sleepers before its owners enter the leaves) — and then it is the
+//! participant's *oldest* recorded continuation that is queued, the largest
+//! piece it holds, not necessarily this `b`. A join that exposes nothing costs a few stores to
 //! the participant's own line (no fence, no shared write), which keeps
 //! fine-grained recursion (fib without cutoff) close to serial speed, while
 //! idle participants steal the shallowest pending continuations, as from

@@ -3,7 +3,8 @@
 //! `join(a, b)` on a participant records `b` here (a [`JobRef`] to the
 //! `StackJob` on its frame) and runs `a`. Only when none of the jobs this
 //! participant queued is still waiting (`sched::Pending`: its last exposed
-//! job was stolen, or it has none) does a join make work stealable, and then
+//! job was stolen, or it has none), or while some participant sleeps and
+//! fewer than a few are (`join.rs`), does a join make work stealable, and then
 //! it exposes the **oldest** recorded continuation — the `b` of the
 //! shallowest join still running `a`, the largest piece of the tree this
 //! participant holds — not its own, newest one. When `a` returns, the join
