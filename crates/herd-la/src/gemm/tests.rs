@@ -689,10 +689,11 @@ fn absent_and_busy_members_never_block() {
 
 /// Every block of the grid can run at the same time as every other: with as
 /// many participants as blocks, each block waits (up to 3 s) until all have
-/// started. As the leaves of a `herd::join` tree they could not — its lazy
-/// continuations are exposed one per join call, and a participant blocked in
-/// a leaf exposes nothing (that is what spread a 16-block product over about
-/// 2 of 16 cores); spawned in a scope, every block is stealable at once.
+/// started. As the leaves of a `herd::join` tree they could not be sure to —
+/// a participant blocked in a leaf exposes nothing, and a join exposes more
+/// than one continuation only while participants sleep (one per join call
+/// spread a 16-block product over about 2 of 16 cores); spawned in a scope,
+/// every block is stealable at once.
 #[test]
 fn every_block_can_run_at_once() {
     use std::sync::atomic::{AtomicBool, AtomicUsize};
