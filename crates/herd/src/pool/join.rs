@@ -8,8 +8,9 @@
 //! a few are (`expose_for_sleepers`: a tree of coarse leaves reaches the
 //! sleepers before its owners enter the leaves) — and then it is the
 //! participant's *oldest* recorded continuation that is queued, the largest
-//! piece it holds, not necessarily this `b`. A join that exposes nothing costs a few stores to
-//! the participant's own line (no fence, no shared write), which keeps
+//! piece it holds, not necessarily this `b`. A join that exposes nothing
+//! costs a few stores to the participant's own line (no fence, no shared
+//! write), which keeps
 //! fine-grained recursion (fib without cutoff) close to serial speed, while
 //! idle participants steal the shallowest pending continuations, as from
 //! Rayon's always-push deque. Where recording is off (inside a lightweight
@@ -37,6 +38,7 @@ use crate::sched::{JobRef, JobResult, Reclaim, Scheduler, StackJob};
 use crate::sync::SetLatch;
 use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results.
 ///
@@ -102,8 +104,8 @@ where
 const EXPOSED_FOR_SLEEPERS: u32 = 4;
 
 /// Whether a recorded join whose participant has jobs queued exposes one
-/// more all the same: while some participant sleeps, up to
-/// [`EXPOSED_FOR_SLEEPERS`] queued. Otherwise a tree of few long leaves
+/// more all the same: while some participant sleeps and the whole pool may
+/// take jobs, up to [`EXPOSED_FOR_SLEEPERS`] queued. Otherwise a tree of few long leaves
 /// reaches idle participants one continuation per owner at a time: an
 /// owner that has entered a leaf exposes nothing until it returns, and what
 /// it passed on the way down waits (16 leaves of 50 ms on 16 participants
@@ -113,10 +115,16 @@ const EXPOSED_FOR_SLEEPERS: u32 = 4;
 /// something is queued, so that the join's own code stays as it was (written
 /// into `join_recorded` as one condition, it changed how a caller's
 /// fine-grained recursion was compiled: `fib` on one participant, which
-/// never comes here, ran 2.7x slower).
+/// never comes here, ran 2.7x slower). During a region of fewer
+/// participants than the pool (`Registry::team`), the workers outside it
+/// sleep and may not be woken for its jobs: the sleepers' count says
+/// nothing about who could take one, and each push would only scan the
+/// sleepers' flags for an eligible one, so the rule is off.
 #[inline(never)]
 fn expose_for_sleepers(reg: &Registry, slot: usize) -> bool {
-    reg.sleepers.any() && reg.pending.count(slot) < EXPOSED_FOR_SLEEPERS
+    reg.sleepers.any()
+        && reg.team.load(Ordering::Relaxed) >= reg.num_threads()
+        && reg.pending.count(slot) < EXPOSED_FOR_SLEEPERS
 }
 
 /// Queues the participant's oldest unexposed continuation, if it has one.
@@ -430,6 +438,28 @@ mod tests {
             });
             assert_eq!(exposed, Some(3), "round {round}");
         }
+    }
+
+    /// While the pool's team is smaller than the pool (a smaller region),
+    /// its sleeping workers outside the team cannot take the region's jobs,
+    /// so they make no join expose more than the lazy rule does.
+    #[test]
+    fn sleepers_outside_the_team_expose_nothing_more() {
+        let pool = Pool::builder().num_threads(4).wait(WaitPolicy::Passive).build().unwrap();
+        let reg = pool.registry.clone();
+        let start = Instant::now();
+        while reg.sleepers.asleep() < 3 {
+            assert!(start.elapsed() < Duration::from_secs(10), "the workers never slept");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let old = reg.set_team(1);
+        let exposed = pool.install(|| {
+            let leaf =
+                || super::super::worker::with_current(|cur| cur.map(|(r, slot)| r.lazy(slot).exposed()));
+            super::join(|| super::join(|| super::join(leaf, || None::<u32>).0, || ()).0, || ()).0
+        });
+        reg.set_team(old);
+        assert_eq!(exposed, Some(1));
     }
 
     fn fib(n: u64) -> u64 {

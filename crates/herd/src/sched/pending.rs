@@ -31,7 +31,7 @@ impl Pending {
     /// True when none of `slot`'s jobs is queued.
     #[inline]
     pub(crate) fn none(&self, slot: usize) -> bool {
-        self.slots[slot].load(Ordering::Relaxed) == 0
+        self.count(slot) == 0
     }
 
     /// How many of `slot`'s jobs are queued.
