@@ -181,7 +181,7 @@ pub fn gemm(args: &GemmArgs) -> CliResult {
                     })
                 })
                 .info("library", json!(ob.path))
-                .info("coretype", json!(super::openblas::OpenBlas::coretype())),
+                .info("coretype", json!(ob.core)),
             );
         }
         let outcomes = contest::rounds(contenders, args.common.reps, &bar)?;

@@ -148,7 +148,7 @@ pub fn geqrf(args: &GeqrfArgs) -> CliResult {
                     Ok(Sample { secs, residual: check(&a, &qr, &tau)? })
                 })
                 .info("library", json!(ob.path))
-                .info("coretype", json!(super::openblas::OpenBlas::coretype())),
+                .info("coretype", json!(ob.core)),
             );
         }
         let outcomes = contest::rounds(contenders, args.common.reps, &bar)?;

@@ -150,7 +150,7 @@ pub fn getrf(args: &GetrfArgs) -> CliResult {
                     Ok(Sample { secs, residual: check(&a, &lu, &ipiv)? })
                 })
                 .info("library", json!(ob.path))
-                .info("coretype", json!(super::openblas::OpenBlas::coretype())),
+                .info("coretype", json!(ob.core)),
             );
         }
         let outcomes = contest::rounds(contenders, args.common.reps, &bar)?;

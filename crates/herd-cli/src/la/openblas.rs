@@ -56,6 +56,8 @@ type Dsygv = unsafe extern "C" fn(
 );
 /// `openblas_set_num_threads`.
 type SetThreads = unsafe extern "C" fn(i32);
+/// `openblas_get_corename`: the kernels OpenBLAS chose.
+type CoreName = unsafe extern "C" fn() -> *const libc::c_char;
 
 /// The loaded library.
 pub struct OpenBlas {
@@ -64,6 +66,8 @@ pub struct OpenBlas {
     set_threads: SetThreads,
     /// The file loaded.
     pub path: String,
+    /// The kernels it runs (`openblas_get_corename`), for reports.
+    pub core: Option<String>,
 }
 
 /// OpenBLAS's SkylakeX kernels need these (AVX-512 F, CD, BW, DQ, VL).
@@ -104,16 +108,64 @@ fn leading(rows: usize, col_stride: isize) -> CliResult<i32> {
     lp64(usize::try_from(col_stride).unwrap_or(0).max(rows).max(1))
 }
 
+/// The kernels the OpenBLAS behind handle `h` runs, when it says.
+///
+/// # Safety
+/// `h` must be a live handle of a library whose `openblas_get_corename`, if
+/// any, has OpenBLAS's signature.
+unsafe fn core_name(h: *mut libc::c_void) -> Option<String> {
+    // SAFETY: as the caller vouches.
+    let f = unsafe { symbol::<CoreName>(h, c"openblas_get_corename") }?;
+    // SAFETY: OpenBLAS returns a static NUL-terminated string (or null).
+    let p = unsafe { f() };
+    // SAFETY: non-null, NUL-terminated, static.
+    (!p.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// On a CPU with the AVX-512 subsets of OpenBLAS's SkylakeX kernels, and
+/// unless the user chose a core type, makes OpenBLAS use them: Debian's
+/// 0.3.21 takes AMD Zen 4 for a Haswell and a Sapphire Rapids (family 6
+/// model 207) for a Prescott, whose generic kernels ran `dgemm` at 105
+/// GFLOP/s on 16 cores where SkylakeX's reach 608 (BENCHMARKS.md, session
+/// 36). OpenBLAS reads `OPENBLAS_CORETYPE` once, when it is loaded; this
+/// binary links the system LAPACK, so OpenBLAS is usually loaded before
+/// `main`, and setting the variable then changes nothing. So when the
+/// loaded OpenBLAS chose other kernels, the variable is set and the program
+/// executes itself again (before any thread or output exists); the second
+/// run finds the variable set and goes on. If that exec fails, the run goes
+/// on with the kernels OpenBLAS chose, and the report names them.
+fn choose_skylakex() {
+    if std::env::var_os("OPENBLAS_CORETYPE").is_some() || !has_avx512_skylakex() {
+        return;
+    }
+    std::env::set_var("OPENBLAS_CORETYPE", "SkylakeX");
+    let c = std::ffi::CString::new("libopenblas.so.0").expect("no NUL in a constant");
+    // SAFETY: dlopen with a valid C string; RTLD_NOLOAD only finds a library
+    // the process has, and the handle is never closed.
+    let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_NOLOAD) };
+    if h.is_null() {
+        return; // Loaded later, it reads the variable set above.
+    }
+    // SAFETY: a live handle of libopenblas.so.0.
+    let core = unsafe { core_name(h) }.unwrap_or_default().to_ascii_lowercase();
+    if ["skylakex", "cooperlake", "sapphirerapids"].contains(&core.as_str()) {
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_default();
+    if let Ok(exe) = std::env::current_exe() {
+        let err = std::process::Command::new(exe).arg0(arg0).args(args).exec();
+        eprintln!("herd la: OpenBLAS keeps its {core} kernels (re-executing with OPENBLAS_CORETYPE=SkylakeX failed: {err})");
+    }
+}
+
 impl OpenBlas {
-    /// Loads it, or says why not. Call before any other thread starts: on a
-    /// CPU with the AVX-512 subsets of OpenBLAS's SkylakeX kernels, it sets
-    /// `OPENBLAS_CORETYPE=SkylakeX` unless the user chose a core type
-    /// (Debian's 0.3.21 takes AMD Zen 4 for a Haswell and would skip its
-    /// AVX-512 kernels); elsewhere it leaves the choice to OpenBLAS.
+    /// Loads it, or says why not. Call before any other thread starts or
+    /// anything is printed: it may execute the program again to give
+    /// OpenBLAS its AVX-512 kernels (`choose_skylakex`).
     pub fn load() -> Result<OpenBlas, String> {
-        if std::env::var_os("OPENBLAS_CORETYPE").is_none() && has_avx512_skylakex() {
-            std::env::set_var("OPENBLAS_CORETYPE", "SkylakeX");
-        }
+        choose_skylakex();
         let mut last = String::new();
         // An OpenBLAS the process already has (this binary links the system
         // LAPACK, which may be OpenBLAS) comes first: a second copy from
@@ -148,16 +200,15 @@ impl OpenBlas {
                 )
             };
             if let (Some(dpotrf), Some(dgemm), Some(set_threads)) = syms {
-                return Ok(OpenBlas { dpotrf, dgemm, set_threads, path: path.to_string() });
+                // SAFETY: a live handle; the symbol is OpenBLAS's
+                // `char *openblas_get_corename(void)`, which returns a static
+                // NUL-terminated string.
+                let core = unsafe { core_name(h) };
+                return Ok(OpenBlas { dpotrf, dgemm, set_threads, path: path.to_string(), core });
             }
             last = format!("{path} has no dpotrf_/dgemm_/openblas_set_num_threads");
         }
         Err(format!("{last} (install libopenblas0-pthread)"))
-    }
-
-    /// The core type OpenBLAS was told to use, for reports.
-    pub fn coretype() -> Option<String> {
-        std::env::var("OPENBLAS_CORETYPE").ok()
     }
 
     /// `dpotrf('L')` of a copy of `a` on `threads` threads: the factor

@@ -221,7 +221,7 @@ pub fn potrf(args: &PotrfArgs) -> CliResult {
                     Ok(Sample { secs, residual: check(&a, &l)? })
                 })
                 .info("library", json!(ob.path))
-                .info("coretype", json!(super::openblas::OpenBlas::coretype())),
+                .info("coretype", json!(ob.core)),
             );
         }
         let mut outcomes = contest::rounds(contenders, args.common.reps, &bar)?;

@@ -163,7 +163,7 @@ pub fn sygv(args: &SygvArgs) -> CliResult {
                     Ok(Sample { secs, residual })
                 })
                 .info("library", json!(ob.path))
-                .info("coretype", json!(super::openblas::OpenBlas::coretype())),
+                .info("coretype", json!(ob.core)),
             );
         }
         let mut outcomes = contest::rounds(contenders, args.common.reps, &bar)?;
