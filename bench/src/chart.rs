@@ -8,8 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
-const FONT_PATH: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-const FONT: &str = "sans-serif";
+const FONT: &str = herd_plot_font::FAMILY;
 
 /// Series colours, distinct and readable on white (Okabe–Ito).
 pub const PALETTE: [RGBColor; 8] = [
@@ -67,18 +66,6 @@ pub enum Panel<'a> {
     Lines(Lines<'a>),
 }
 
-/// Registers DejaVu Sans for text layout when it is installed (SVG text is
-/// written either way; the viewer renders it).
-fn register_font() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if let Ok(bytes) = std::fs::read(FONT_PATH) {
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            let _ = plotters::style::register_font(FONT, FontStyle::Normal, bytes);
-        }
-    });
-}
-
 /// Draws `panels`, stacked, under `caption` into `path` (`width` pixels
 /// wide, `panel_height` per panel): SVG, or PNG when the name ends in `.png`.
 pub fn draw(
@@ -101,7 +88,7 @@ pub fn draw_grid(
     columns: usize,
     panels: &[Panel],
 ) -> Result<(), String> {
-    register_font();
+    herd_plot_font::register()?;
     let columns = columns.clamp(1, panels.len().max(1));
     let rows = panels.len().max(1).div_ceil(columns);
     let size = (width, panel_height * rows as u32 + 40);

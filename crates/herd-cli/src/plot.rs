@@ -7,11 +7,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::error::Error;
 use std::path::Path;
-use std::sync::OnceLock;
 
-/// The font PNG output rasterises text with.
-pub const FONT_PATH: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-pub const FONT_FAMILY: &str = "sans-serif";
+/// The font family charts lay text out with (`herd_plot_font`).
+pub const FONT_FAMILY: &str = herd_plot_font::FAMILY;
 const PANEL_SIZE: (u32, u32) = (620, 520);
 /// Line colours, distinct and readable on white.
 pub const COLORS: [RGBColor; 8] = [
@@ -55,7 +53,8 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format for `path`'s extension; PNG also needs the font file.
+    /// The format for `path`'s extension, once the chart font is
+    /// registered (both formats measure text with it).
     pub fn of(path: &Path) -> CliResult<Format> {
         let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
         let format = match ext.as_deref() {
@@ -68,27 +67,8 @@ impl Format {
                 )))
             }
         };
-        register_font(format == Format::Png)
-            .map_err(|message| CliError::Plot { path: path.to_path_buf(), message })?;
+        herd_plot_font::register().map_err(|message| CliError::Plot { path: path.to_path_buf(), message })?;
         Ok(format)
-    }
-}
-
-/// Registers DejaVu Sans for text layout (once). Without it, SVG text is
-/// still written (the viewer lays it out); PNG cannot be drawn.
-fn register_font(required: bool) -> Result<(), String> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    let result = REGISTERED.get_or_init(|| {
-        let bytes = std::fs::read(FONT_PATH).map_err(|e| {
-            format!("PNG output needs the font {FONT_PATH} ({e}); install fonts-dejavu-core or use .svg")
-        })?;
-        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-        plotters::style::register_font(FONT_FAMILY, FontStyle::Normal, bytes)
-            .map_err(|_| format!("{FONT_PATH} is not a usable font"))
-    });
-    match result {
-        Err(e) if required => Err(e.clone()),
-        _ => Ok(()),
     }
 }
 
