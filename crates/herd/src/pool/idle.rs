@@ -13,7 +13,7 @@ use super::registry::Registry;
 use super::worker::{slot_in, with_current};
 use super::yields::Yields;
 use crate::sched::{JobRef, Scheduler, Target};
-use crate::sync::{Observe, Parker};
+use crate::sync::{Observe, Parker, Retracted};
 use crate::trace;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -260,6 +260,11 @@ impl Registry {
         // true by one that needs this CPU); a passive policy on enough CPUs
         // sleeps at once, as asked.
         let mut yields = if self.placement.oversubscribed { Yields::start() } else { Yields::NONE };
+        // Woken by a pusher for work, it is counted as hungry until it
+        // finds work or leaves (`Sleepers::hungry`), so that joins keep
+        // exposing work while it searches when another thief took the job
+        // it was woken for.
+        let mut hunger = None;
         let stop_idle = |since: &mut Option<Instant>| {
             if let (Some(t), Some(s)) = (since.take(), slot) {
                 crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);
@@ -280,6 +285,7 @@ impl Registry {
                         stop_idle(&mut idle_since);
                         yields.settle();
                         owe_wake = false;
+                        hunger = None;
                         self.run_job(s, job);
                         spin_started = None;
                         spins = 1;
@@ -343,8 +349,9 @@ impl Registry {
                 }
             }
             if let Some(s) = announced {
-                if !self.sleepers.retract(s) {
+                if let Retracted::Claimed(h) = self.sleepers.retract(s) {
                     owe_wake = true;
+                    hunger.get_or_insert(h);
                 }
             }
             spin_started = None;

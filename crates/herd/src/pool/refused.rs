@@ -369,11 +369,11 @@ mod model {
                 }
                 sleepers.announce(0);
                 if queues.any() {
-                    sleepers.retract(0);
+                    let _ = sleepers.retract(0);
                     continue;
                 }
                 parker.park(token);
-                sleepers.retract(0);
+                let _ = sleepers.retract(0);
             }
             refuser.join().unwrap();
         });
@@ -545,7 +545,7 @@ mod hand_back_model {
                 } else {
                     self.parkers[slot].park_unless(token, || self.done(true));
                 }
-                if !self.sleepers.retract(slot) {
+                if self.sleepers.retract(slot).claimed() {
                     owe_wake = true;
                 }
             }
