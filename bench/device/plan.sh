@@ -4,10 +4,12 @@
 # packed as .devpkg/dev.tar.xz), then runs the sweeps in priority order under
 # one deadline, each step packed into OUT as soon as it ends.
 #   bash bench/device/plan.sh OUT BUDGET_SECONDS
-# Steps (bench/device/sweep.sh): the machine; EPCC at 4, 8 and 16 threads
-# (herd, libgomp, libomp); herd la at all cores against faer, OpenBLAS, and
-# PyTorch's MKL and NumPy's OpenBLAS; the region/fib/loops sweep against
-# Rayon, libgomp and libomp; the issue-14 constructs; the OpenMP task programs.
+# Steps (bench/device/sweep.sh): the machine; the coarse-leaf join proxy;
+# EPCC at 4, 8 and 16 threads (herd, libgomp, libomp); herd la gemm, getrf
+# and potrf (tiles of 320 and 256) at all cores against faer, OpenBLAS and
+# PyTorch's MKL; the region/fib/loops sweep against Rayon, libgomp and
+# libomp; the OpenMP task programs; the issue-14 constructs; then, if time
+# is left, geqrf, sygv and NumPy's OpenBLAS.
 set -uo pipefail
 OUT=$1
 export DEADLINE=$(( $(date +%s) + ${2:-480} ))
@@ -24,9 +26,11 @@ run() {
     tar czf "$OUT/results.tgz.part" -C /tmp/herd-sweep . && mv "$OUT/results.tgz.part" "$OUT/results.tgz"
 }
 run probe "$n"
+run coarse "$n"
 run epcc "4,8,$n"
-run la "$n"
+LA_STEPS=${LA_FIRST:-gemm,getrf,potrf,potrf256,mkl} run la "$n"
 COMPARE_ROUNDS=${COMPARE_ROUNDS:-3} run compare "1,4,8,$n"
-CONSTRUCT_ROUNDS=${CONSTRUCT_ROUNDS:-2} run constructs "$n"
 run omp-tasks "$n"
+CONSTRUCT_ROUNDS=${CONSTRUCT_ROUNDS:-1} run constructs "$n"
+LA_STEPS=${LA_LAST:-geqrf,sygv,numpy} run la "$n"
 echo "plan.sh: done with $(( DEADLINE - $(date +%s) )) s to spare"

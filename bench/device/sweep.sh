@@ -9,7 +9,9 @@
 # Rayon), constructs (bench/omp_*.c: task reductions, teams, cancel,
 # doacross when staged), la (herd la at the largest count against faer and
 # OpenBLAS, with PyTorch's MKL and NumPy's OpenBLAS as anchors when python3
-# has them). THREADS defaults to 1,2,4,8,16. BUDGET (seconds, default
+# has them; LA_STEPS picks among gemm,getrf,potrf,potrf256,mkl,numpy,geqrf,sygv),
+# coarse (the coarse_join example: 16 and 64 leaves of 50 ms on all cores).
+# THREADS defaults to 1,2,4,8,16. BUDGET (seconds, default
 # unlimited) or DEADLINE (epoch seconds) bounds the whole sweep: each step's timeout is cut to what is
 # left, and steps that would get under 10 s are skipped.
 set -uo pipefail
@@ -77,14 +79,21 @@ for s in ${steps//,/ }; do
             --gemm "${LA_GEMM:-4000,8000}" --potrf "${LA_POTRF:-8000}" --getrf "${LA_GETRF:-8000}" \
             --geqrf "${LA_GEQRF:-4000}" --sygv "${LA_SYGV:-2000}" --lib "$1"; }
         export -f la anchor; export D max
-        step la-gemm 120 bash -c 'la gemm -n ${LA_GEMM:-4000,8000}'
-        step la-getrf 90 bash -c 'la getrf -n ${LA_GETRF:-8000}'
-        step la-potrf 90 bash -c 'la potrf -n ${LA_POTRF:-8000}'
-        step la-mkl 150 bash -c 'anchor torch'
-        step la-numpy 150 bash -c 'anchor numpy'
-        step la-geqrf 90 bash -c 'la geqrf -n ${LA_GEQRF:-4000}'
-        step la-sygv 90 bash -c 'la sygv -n ${LA_SYGV:-2000}'
+        want() { case ",${LA_STEPS:-gemm,getrf,potrf,mkl,numpy,geqrf,sygv}," in *",$1,"*) return 0 ;; esac; return 1; }
+        want gemm && step la-gemm 120 bash -c 'la gemm -n ${LA_GEMM:-4000,8000}'
+        want getrf && step la-getrf 90 bash -c 'la getrf -n ${LA_GETRF:-8000}'
+        want potrf && step la-potrf 90 bash -c 'la potrf -n ${LA_POTRF:-8000}'
+        want potrf256 && step la-potrf256 90 bash -c 'la potrf -n ${LA_POTRF:-8000} --nb 256'
+        want mkl && step la-mkl 150 bash -c 'anchor torch'
+        want numpy && step la-numpy 150 bash -c 'anchor numpy'
+        want geqrf && step la-geqrf 90 bash -c 'la geqrf -n ${LA_GEQRF:-4000}'
+        want sygv && step la-sygv 90 bash -c 'la sygv -n ${LA_SYGV:-2000}'
         python3 "$D/la_anchor.py" --summary "$R"/la-*/log.txt ;;
+    coarse)
+        coarse() { for l in 16 64; do HERD_NUM_THREADS=$max "$D/bin/coarse_join" $l 50 5; done; }
+        export -f coarse; export D max
+        step coarse 60 bash -c coarse
+        cat "$R/coarse/log.txt" ;;
     *) echo "sweep.sh: unknown step $s" >&2 ;;
     esac
 done
