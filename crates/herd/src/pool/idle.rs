@@ -227,7 +227,12 @@ impl Registry {
     /// The wait loop. `slot`: the participant that runs jobs while it
     /// waits (`None`: none run); `owner`: the slot whose parker `parker`
     /// is, which takes a wake-up cascade handed to it after each park
-    /// (`sync/cascade.rs`).
+    /// (`sync/cascade.rs`). Never inlined: inlined into the joins that wait
+    /// (`take_back`), its `Hunger` drop changed how the callers' fine-grained
+    /// recursion was compiled, and the task suite's fib on one participant,
+    /// which never waits, ran 2.8x slower (1.25 -> 3.5 s; see
+    /// `pool/join.rs` on `expose_for_sleepers` for the same trap).
+    #[inline(never)]
     fn wait_core(
         &self,
         slot: Option<usize>,
