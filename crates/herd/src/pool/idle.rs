@@ -13,7 +13,7 @@ use super::registry::Registry;
 use super::worker::{slot_in, with_current};
 use super::yields::Yields;
 use crate::sched::{JobRef, Scheduler, Target};
-use crate::sync::{Observe, Parker, Retracted};
+use crate::sync::{Observe, Parker};
 use crate::trace;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -227,12 +227,7 @@ impl Registry {
     /// The wait loop. `slot`: the participant that runs jobs while it
     /// waits (`None`: none run); `owner`: the slot whose parker `parker`
     /// is, which takes a wake-up cascade handed to it after each park
-    /// (`sync/cascade.rs`). Never inlined: inlined into the joins that wait
-    /// (`take_back`), its `Hunger` drop changed how the callers' fine-grained
-    /// recursion was compiled, and the task suite's fib on one participant,
-    /// which never waits, ran 2.8x slower (1.25 -> 3.5 s; see
-    /// `pool/join.rs` on `expose_for_sleepers` for the same trap).
-    #[inline(never)]
+    /// (`sync/cascade.rs`).
     fn wait_core(
         &self,
         slot: Option<usize>,
@@ -265,11 +260,6 @@ impl Registry {
         // true by one that needs this CPU); a passive policy on enough CPUs
         // sleeps at once, as asked.
         let mut yields = if self.placement.oversubscribed { Yields::start() } else { Yields::NONE };
-        // Woken by a pusher for work, it is counted as hungry until it
-        // finds work or leaves (`Sleepers::hungry`), so that joins keep
-        // exposing work while it searches when another thief took the job
-        // it was woken for.
-        let mut hunger = None;
         let stop_idle = |since: &mut Option<Instant>| {
             if let (Some(t), Some(s)) = (since.take(), slot) {
                 crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);
@@ -290,7 +280,6 @@ impl Registry {
                         stop_idle(&mut idle_since);
                         yields.settle();
                         owe_wake = false;
-                        hunger = None;
                         self.run_job(s, job);
                         spin_started = None;
                         spins = 1;
@@ -354,9 +343,8 @@ impl Registry {
                 }
             }
             if let Some(s) = announced {
-                if let Retracted::Claimed(h) = self.sleepers.retract(s) {
+                if !self.sleepers.retract(s) {
                     owe_wake = true;
-                    hunger.get_or_insert(h);
                 }
             }
             spin_started = None;

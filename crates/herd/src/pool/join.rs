@@ -104,9 +104,8 @@ where
 const EXPOSED_FOR_SLEEPERS: u32 = 4;
 
 /// Whether a recorded join whose participant has jobs queued exposes one
-/// more all the same: while some participant sleeps, or was woken for work
-/// and has found none yet (`Sleepers::any`), and the whole pool may take
-/// jobs, up to [`EXPOSED_FOR_SLEEPERS`] queued. Otherwise a tree of few long leaves
+/// more all the same: while some participant sleeps or is being woken for
+/// work (`Sleepers::any`), and the whole pool may take jobs, up to [`EXPOSED_FOR_SLEEPERS`] queued. Otherwise a tree of few long leaves
 /// reaches idle participants one continuation per owner at a time: an
 /// owner that has entered a leaf exposes nothing until it returns, and what
 /// it passed on the way down waits (16 leaves of 50 ms on 16 participants
@@ -442,11 +441,11 @@ mod tests {
     }
 
     /// A tree of as many coarse leaves as participants (16, on however many
-    /// CPUs), on a pool whose workers sleep: every leaf starts before any ends (each waits, up to
-    /// 5 s, for all to have started). A woken participant whose job another
-    /// thief took stays counted as hungry while it searches, so later joins
-    /// still expose work for it. (Counted only while asleep, it was missed:
-    /// this test failed in 1 of 3 runs on 2 CPUs, and on a synthetic
+    /// CPUs), on a pool whose workers sleep: every leaf starts before any ends
+    /// (each waits, up to 5 s, for all to have started). A participant a push
+    /// has claimed counts as being woken until it runs, so later joins still
+    /// expose work for it. (Counted only while asleep, it was missed: this
+    /// test failed in 2 of 5 runs on 2 CPUs, and on a synthetic
     /// 16-participant topology 16 leaves of 50 ms ran on 15 participants in
     /// about half of the rounds.)
     #[test]

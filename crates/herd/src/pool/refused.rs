@@ -369,11 +369,11 @@ mod model {
                 }
                 sleepers.announce(0);
                 if queues.any() {
-                    let _ = sleepers.retract(0);
+                    sleepers.retract(0);
                     continue;
                 }
                 parker.park(token);
-                let _ = sleepers.retract(0);
+                sleepers.retract(0);
             }
             refuser.join().unwrap();
         });
@@ -545,7 +545,7 @@ mod hand_back_model {
                 } else {
                     self.parkers[slot].park_unless(token, || self.done(true));
                 }
-                if self.sleepers.retract(slot).claimed() {
+                if !self.sleepers.retract(slot) {
                     owe_wake = true;
                 }
             }

@@ -21,7 +21,7 @@ pub(crate) use parked::Parked;
 pub(crate) use parker::Parker;
 #[cfg(all(test, not(loom)))]
 pub(crate) use sleepers::counted;
-pub(crate) use sleepers::{Retracted, Sleepers};
+pub(crate) use sleepers::Sleepers;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic;

@@ -35,14 +35,15 @@ pub(crate) struct Sleepers {
     /// On its own line: it changes whenever someone sleeps or wakes, and
     /// must not drag the registry's read-mostly fields along.
     count: CachePadded<Count>,
-    /// Participants woken by a pusher ([`Sleepers::notify_one`]) that have
-    /// not yet found work ([`Sleepers::hungry`]): one whose job another
-    /// thief took stays counted here while it searches, though no longer in
-    /// `count`. Written when such a participant wakes and when it finds work
-    /// or leaves its wait, so only where a push already woke someone (a
-    /// region's wake-up, which no push claims, writes nothing here); a
-    /// hint, read relaxed.
-    hungry: CachePadded<Count>,
+    /// Participants a pusher has claimed ([`Sleepers::notify_one`]) that
+    /// have not yet withdrawn their announcement ([`Sleepers::retract`]):
+    /// woken for work, no longer in `count`, not yet running. A futex wake
+    /// takes microseconds, and a join that looked only at `count` in that
+    /// time saw nobody to expose work for (`pool/join.rs`). Written by the
+    /// claim and by the claimed participant's retract, so only where a push
+    /// wakes someone (a region's wake-up, which claims no flag, writes
+    /// nothing here); a hint, read relaxed.
+    waking: CachePadded<Count>,
 }
 
 impl Sleepers {
@@ -50,7 +51,7 @@ impl Sleepers {
         Sleepers {
             flags: (0..n).map(|_| CachePadded::new(AtomicBool::new(false))).collect(),
             count: CachePadded::new(Count::new(0)),
-            hungry: CachePadded::new(Count::new(0)),
+            waking: CachePadded::new(Count::new(0)),
         }
     }
 
@@ -61,13 +62,12 @@ impl Sleepers {
         fence(Ordering::SeqCst);
     }
 
-    /// True when some participant has announced that it sleeps, or was
-    /// woken for work and has found none since: relaxed loads of lines that
-    /// only sleepers, wakers and the woken write (a hint for exposing work;
-    /// see `pool/join.rs`).
+    /// True when some participant has announced that it sleeps, or is being
+    /// woken for work: relaxed loads of lines that only sleepers, wakers and
+    /// the woken write (a hint for exposing work; see `pool/join.rs`).
     #[inline]
     pub(crate) fn any(&self) -> bool {
-        self.count.load(Ordering::Relaxed) != 0 || self.hungry.load(Ordering::Relaxed) != 0
+        self.count.load(Ordering::Relaxed) != 0 || self.waking.load(Ordering::Relaxed) != 0
     }
 
     /// How many participants have announced that they sleep.
@@ -77,18 +77,18 @@ impl Sleepers {
     }
 
     /// Sleeper: withdraw the announcement (after waking, or when the re-check
-    /// found work). [`Retracted::Claimed`] when a pusher had already claimed
-    /// it: the sleeper was woken *for work*, and if it leaves its wait
-    /// without taking any it must pass the wake on ([`Sleepers::notify_one`]),
-    /// or the work could sit unseen while every other participant sleeps.
-    /// The claim counted it as hungry; the [`Hunger`] it carries keeps it
-    /// counted until dropped (when it finds work or leaves its wait).
-    pub(crate) fn retract(&self, slot: usize) -> Retracted<'_> {
+    /// found work). Returns `false` when a pusher had already claimed it: the
+    /// sleeper was woken *for work*, and if it leaves its wait without taking
+    /// any it must pass the wake on ([`Sleepers::notify_one`]), or the work
+    /// could sit unseen while every other participant sleeps. Either way it
+    /// no longer counts as asleep or being woken.
+    pub(crate) fn retract(&self, slot: usize) -> bool {
         if self.flags[slot].swap(false, Ordering::SeqCst) {
             self.count.fetch_sub(1, Ordering::SeqCst);
-            Retracted::Unclaimed
+            true
         } else {
-            Retracted::Claimed(Hunger(self))
+            self.waking.fetch_sub(1, Ordering::Relaxed);
+            false
         }
     }
 
@@ -124,43 +124,16 @@ impl Sleepers {
         for slot in (start..n).chain(0..start.min(n)) {
             let flag = &self.flags[slot];
             if flag.load(Ordering::Relaxed) && eligible(slot) && flag.swap(false, Ordering::SeqCst) {
-                // Hungry from the claim (before it leaves `count`), so that
-                // joins see someone to expose work for while it wakes; its
-                // `retract` hands it the count to drop.
-                self.hungry.fetch_add(1, Ordering::Relaxed);
+                // Counted as being woken from the claim (before it leaves
+                // `count`) until its `retract`, so that joins see someone to
+                // expose work for while the wake takes effect.
+                self.waking.fetch_add(1, Ordering::Relaxed);
                 self.count.fetch_sub(1, Ordering::SeqCst);
                 parker(slot).unpark();
                 return Some(slot);
             }
         }
         None
-    }
-}
-
-/// What [`Sleepers::retract`] found.
-#[must_use]
-pub(crate) enum Retracted<'a> {
-    /// The announcement was still there: nobody woke this participant for work.
-    Unclaimed,
-    /// A pusher claimed it: woken for work, and counted as hungry while this
-    /// is alive.
-    Claimed(Hunger<'a>),
-}
-
-impl Retracted<'_> {
-    /// Whether a pusher had claimed the announcement.
-    pub(crate) fn claimed(&self) -> bool {
-        matches!(self, Retracted::Claimed(_))
-    }
-}
-
-/// One participant counted as hungry (`Sleepers::hungry`): woken for work by
-/// a pusher and not yet fed. Dropping it uncounts it.
-pub(crate) struct Hunger<'a>(&'a Sleepers);
-
-impl Drop for Hunger<'_> {
-    fn drop(&mut self) {
-        self.0.hungry.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -226,14 +199,11 @@ mod unit {
         s.announce(2);
         let before = counted::writes();
         assert_eq!(s.notify_one(|| (0, |_| true), |i| &parkers[i]), Some(2));
-        // The claim: the sleeping count down, the hungry count up.
+        // The claim: the sleeping count down, the waking count up.
         assert_eq!(counted::writes() - before, 2);
-        assert!(s.any(), "the woken participant counts as hungry until it is fed");
-        let retracted = s.retract(2);
-        assert!(retracted.claimed(), "the claimed flag was already cleared by the waker");
-        assert!(s.any());
-        drop(retracted);
-        assert!(!s.any(), "fed, it no longer counts");
+        assert!(s.any(), "the claimed participant counts as being woken until it retracts");
+        assert!(!s.retract(2), "the claimed flag was already cleared by the waker");
+        assert!(!s.any(), "retracted, it no longer counts");
         assert_eq!(s.notify_one(|| (0, |_| true), |i| &parkers[i]), None);
     }
 }
@@ -263,15 +233,15 @@ mod tests {
                 }
                 sleepers.announce(0);
                 if work.load(Ordering::Acquire) {
-                    drop(sleepers.retract(0));
+                    sleepers.retract(0);
                     break;
                 }
                 parker.park(token);
-                drop(sleepers.retract(0));
+                sleepers.retract(0);
             }
             pusher.join().unwrap();
-            // Whoever claimed what, nobody is left counted as asleep or hungry.
-            assert!(!sleepers.any(), "a sleeper or a hunger was left counted");
+            // Whoever claimed what, nobody is left counted as asleep or being woken.
+            assert!(!sleepers.any(), "a sleeper or a wake was left counted");
         });
     }
 }
