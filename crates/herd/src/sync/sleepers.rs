@@ -42,7 +42,9 @@ pub(crate) struct Sleepers {
     /// time saw nobody to expose work for (`pool/join.rs`). Written by the
     /// claim and by the claimed participant's retract, so only where a push
     /// wakes someone (a region's wake-up, which claims no flag, writes
-    /// nothing here); a hint, read relaxed.
+    /// nothing here); a hint, read relaxed. A claimed participant that had
+    /// not parked yet may retract before its waker's increment: the count
+    /// then wraps below zero for that instant, which only makes `any` true.
     waking: CachePadded<Count>,
 }
 
