@@ -105,7 +105,8 @@ const EXPOSED_FOR_SLEEPERS: u32 = 4;
 
 /// Whether a recorded join whose participant has jobs queued exposes one
 /// more all the same: while some participant sleeps or is being woken for
-/// work (`Sleepers::any`), and the whole pool may take jobs, up to [`EXPOSED_FOR_SLEEPERS`] queued. Otherwise a tree of few long leaves
+/// work (`Sleepers::any`), and the whole pool may take jobs, up to
+/// [`EXPOSED_FOR_SLEEPERS`] queued. Otherwise a tree of few long leaves
 /// reaches idle participants one continuation per owner at a time: an
 /// owner that has entered a leaf exposes nothing until it returns, and what
 /// it passed on the way down waits (16 leaves of 50 ms on 16 participants
