@@ -35,9 +35,9 @@ pub(crate) fn barrier() {
     })
 }
 
-/// Spins before sleeping on a contended lock (a holder usually leaves a
-/// critical section within a few hundred nanoseconds; sleeping makes every
-/// later release a futex wake).
+/// Polls (a `pause` each) for a contended lock before sleeping on it, per
+/// holder: a holder usually leaves a critical section within a few hundred
+/// nanoseconds, and sleeping makes every later release a futex wake.
 const SPIN: u32 = 1000;
 
 /// Acquires the futex mutex at `word`.
@@ -50,17 +50,51 @@ pub(crate) fn lock(word: &AtomicU32) {
 
 #[cold]
 fn lock_slow(word: &AtomicU32) {
-    for _ in 0..SPIN {
-        std::hint::spin_loop();
-        if word.load(Ordering::Relaxed) == 0
-            && word.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
-        {
-            return;
-        }
+    let take = || {
+        (word.load(Ordering::Relaxed) == 0)
+            .then(|| word.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok())
+    };
+    if spin_for(take, SPIN, !crowded()) {
+        return;
     }
     while word.swap(2, Ordering::Acquire) != 0 {
         atomic_wait::wait(word, 2);
     }
+}
+
+/// Polls `take` — `None` while the lock is held, `Some(true)` when this
+/// thread took it, `Some(false)` when it was seen free and another thread
+/// took it first — up to `budget` times, a `pause` before each: `true` once
+/// taken, `false` when the budget ran out (the caller then sleeps).
+///
+/// With `restart`, the budget starts again whenever the lock was seen free
+/// and lost: it bounds the wait for one holder, not the whole wait, as
+/// libgomp's `gomp_mutex_lock_slow` does (its `do_spin` returns at every
+/// change of the word, and the spin starts anew after a lost race). A lock
+/// that changes hands is making progress, and a waiter that sleeps on it
+/// turns every later release into a futex wake: with 16 threads contending
+/// one `critical`, a waiter can lose a hundred races in a row. Without
+/// `restart` (the team has more members than CPUs: a waiter's spinning
+/// takes a holder's CPU), the budget bounds the whole wait, as libgomp's
+/// throttled spin count does when it manages more threads than CPUs.
+fn spin_for(mut take: impl FnMut() -> Option<bool>, budget: u32, restart: bool) -> bool {
+    let mut spins = 0;
+    while spins < budget {
+        std::hint::spin_loop();
+        spins += 1;
+        match take() {
+            Some(true) => return true,
+            Some(false) if restart => spins = 0,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether the calling thread's team has more members than its pool has
+/// CPUs (`false` outside a team: nothing says the waiters are crowded).
+fn crowded() -> bool {
+    thread::with(|ts| ts.team().is_some_and(Team::crowded))
 }
 
 /// Tries to acquire the mutex at `word`.
@@ -160,6 +194,35 @@ impl NestLock {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// A scripted lock for [`spin_for`]: held, seen free and lost every
+    /// `every`-th poll, `lost` times, then free and taken.
+    fn script(every: u32, lost: u32) -> impl FnMut() -> Option<bool> {
+        let (mut polls, mut races) = (0u32, 0u32);
+        move || {
+            polls += 1;
+            if polls % every != 0 {
+                return None;
+            }
+            races += 1;
+            Some(races > lost)
+        }
+    }
+
+    #[test]
+    fn the_spin_budget_is_per_holder_unless_crowded() {
+        // A lock that changes hands every 100 polls, 50 times before this
+        // waiter wins: 5,000 polls, five budgets, never a whole one without
+        // a change.
+        assert!(spin_for(script(100, 50), SPIN, true));
+        // Crowded: the budget bounds the whole wait.
+        assert!(!spin_for(script(100, 50), SPIN, false));
+        // One holder that keeps it longer than the budget: sleep either way.
+        assert!(!spin_for(script(SPIN + 1, 0), SPIN, true));
+        assert!(!spin_for(script(SPIN + 1, 0), SPIN, false));
+        // Free within the budget: taken either way.
+        assert!(spin_for(script(SPIN, 0), SPIN, false));
+    }
 
     #[test]
     fn futex_mutex_excludes() {

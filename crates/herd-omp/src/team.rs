@@ -289,6 +289,12 @@ impl Team {
         }
     }
 
+    /// Whether the team has more members than its pool has CPUs to run
+    /// them at once (waiters that spin then take a CPU from a member).
+    pub(crate) fn crowded(&self) -> bool {
+        self.handle.as_ref().is_some_and(|h| h.concurrency() < self.n)
+    }
+
     /// Waits until `done` holds, as a member of `team` (`None`: a thread
     /// outside any region): by the members' protocol (`wait::until`, woken by
     /// [`Team::wake`]) in a team of several; polling alone in a team of one
