@@ -283,11 +283,7 @@ fn scale(mut c: MatMut<'_, f64>, beta: f64) {
 /// it and the block is wide enough, else faer's): for routines that cut and
 /// schedule their own pieces, as LU's trailing update does.
 pub(crate) fn sub_product(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
-    debug_assert!(a.nrows() == c.nrows() && b.ncols() == c.ncols() && a.ncols() == b.nrows());
-    if c.nrows() == 0 || c.ncols() == 0 || a.ncols() == 0 {
-        return;
-    }
-    Kernel::detect().for_block(c.nrows(), c.ncols()).multiply(-1.0, a, b, 1.0, c, None);
+    add_product(c, -1.0, a, b);
 }
 
 /// `c ← c − a·aᵀ` on the lower triangle (with the diagonal) of the square
@@ -307,4 +303,14 @@ pub(crate) fn sub_syrk_lower_packed(c: MatMut<'_, f64>, a: MatRef<'_, f64>) -> b
         }
         Kernel::Faer => false,
     }
+}
+
+/// `c ← c + α·a·b` on the calling thread, by the kernel [`gemm`] gives a
+/// block of `c`'s shape (as [`sub_product`]).
+pub(crate) fn add_product(c: MatMut<'_, f64>, alpha: f64, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
+    debug_assert!(a.nrows() == c.nrows() && b.ncols() == c.ncols() && a.ncols() == b.nrows());
+    if c.nrows() == 0 || c.ncols() == 0 || a.ncols() == 0 || alpha == 0.0 {
+        return;
+    }
+    Kernel::detect().for_block(c.nrows(), c.ncols()).multiply(alpha, a, b, 1.0, c, None);
 }

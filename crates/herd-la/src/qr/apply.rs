@@ -22,13 +22,17 @@ pub(crate) const UNBLOCKED_BELOW: usize = 8;
 const MIN_PIECE: usize = 32;
 
 /// The blocks of `nb` reflectors of `a` (`nq × ≥k`) and `tau` (`k`), each
-/// with the row its vectors start at, formed in parallel.
-fn blocks(a: MatRef<'_, f64>, tau: &[f64], nb: usize) -> Vec<(usize, Block)> {
+/// with the row its vectors start at, formed in parallel by `form` (a
+/// block's reflectors `nq − kb` rows, its `tau`).
+fn blocks<'a, 'b, F>(a: MatRef<'a, f64>, tau: &[f64], nb: usize, form: F) -> Vec<(usize, Block<'b>)>
+where
+    F: Fn(MatRef<'a, f64>, &[f64]) -> Block<'b> + Sync,
+{
     let nq = a.nrows();
     par_map(tau.len().div_ceil(nb), &|j| {
         let kb = j * nb;
         let w = nb.min(tau.len() - kb);
-        (kb, Block::from_panel(a.submatrix(kb, kb, nq - kb, w), &tau[kb..kb + w]))
+        (kb, form(a.submatrix(kb, kb, nq - kb, w), &tau[kb..kb + w]))
     })
 }
 
@@ -59,7 +63,7 @@ pub(crate) fn ormqr_blocked(
         unblocked(side, op, a, tau, c);
         return;
     }
-    let blocks = blocks(a, tau, nb);
+    let blocks = blocks(a, tau, nb, Block::from_panel);
     let fwd = forward(side, op);
     if independent < narrow_below() {
         // Too few columns (rows) to keep every participant busy: the
@@ -70,7 +74,7 @@ pub(crate) fn ormqr_blocked(
             Side::Left => (c, op),
             Side::Right => (c.transpose_mut(), flip(op)),
         };
-        let each = |(kb, blk): &(usize, Block)| {
+        let each = |(kb, blk): &(usize, Block<'_>)| {
             apply_left_par(blk, op, target.as_mut().subrows_mut(*kb, blk.rows()));
         };
         if fwd {
@@ -81,7 +85,7 @@ pub(crate) fn ormqr_blocked(
         return;
     }
     let run = |mut target: MatMut<'_, f64>, _| {
-        let each = |(kb, blk): &(usize, Block)| match side {
+        let each = |(kb, blk): &(usize, Block<'_>)| match side {
             Side::Left => blk.apply_left(op, target.as_mut().subrows_mut(*kb, blk.rows())),
             Side::Right => blk.apply_right(op, target.as_mut().subcols_mut(*kb, blk.rows())),
         };
@@ -126,7 +130,9 @@ fn flip(op: Op) -> Op {
 /// its vectors), so it is applied to `Q[k_j.., k_j..]` only, as `dorgqr`
 /// does.
 pub(crate) fn orgqr_blocked(a: MatMut<'_, f64>, tau: &[f64], nb: usize) {
-    let blocks = if tau.is_empty() { Vec::new() } else { blocks(a.as_ref(), tau, nb) };
+    // Copies: `a` is overwritten with `Q` while they are applied.
+    let blocks =
+        if tau.is_empty() { Vec::new() } else { blocks(a.as_ref(), tau, nb, Block::copied_from_panel) };
     if a.ncols() < narrow_below() {
         // Few columns: each reflector block spread over row pieces.
         let mut q = a;

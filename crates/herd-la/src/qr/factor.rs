@@ -42,9 +42,9 @@ pub(crate) fn geqrf_blocked(a: MatMut<'_, f64>, tau: &mut [f64], nb: usize) {
         return;
     }
     let b0 = nb.min(k);
-    let (mut first, mut trailing) = a.split_at_col_mut(b0);
+    let (first, mut trailing) = a.split_at_col_mut(b0);
     let (tau0, mut tau_rest) = tau[..k].split_at_mut(b0);
-    let mut blk = panel(first.as_mut(), tau0);
+    let mut blk = panel(first, tau0);
     let mut done = b0;
     while trailing.ncols() > 0 {
         let b = blk.width();
@@ -57,13 +57,13 @@ pub(crate) fn geqrf_blocked(a: MatMut<'_, f64>, tau: &mut [f64], nb: usize) {
         }
         let (mut next, mut others) = trailing.split_at_col_mut(next_w);
         let (tau_next, tau_after) = std::mem::take(&mut tau_rest).split_at_mut(next_w);
+        let current = &blk;
         let (next_blk, ()) = herd::join(
-            || {
-                apply_left_par(&blk, Op::Trans, next.as_mut());
-                let mut low = next.as_mut().split_at_row_mut(b).1;
-                panel(low.as_mut(), tau_next)
+            move || {
+                apply_left_par(current, Op::Trans, next.as_mut());
+                panel(next.split_at_row_mut(b).1, tau_next)
             },
-            || update(&blk, others.as_mut()),
+            || update(current, others.as_mut()),
         );
         trailing = others.split_at_row_mut(b).1;
         tau_rest = tau_after;

@@ -8,10 +8,12 @@
 //! which copy other layouts), so columns are slices.
 
 use faer::linalg::matmul::matmul;
+use faer::reborrow::IntoConst;
 use faer::{Accum, Mat, MatMut, Par};
 
 use super::block::Block;
-use super::split::apply_left_par;
+use super::norm::nrm2;
+use super::split::{apply_left_par, join_par};
 use crate::Op;
 
 /// Columns at or below which [`panel`] stops splitting and runs [`geqr2`]:
@@ -24,12 +26,6 @@ pub(crate) fn col_mut(a: MatMut<'_, f64>, j: usize) -> &mut [f64] {
         .try_as_col_major_mut()
         .expect("qr views have unit row stride (checked on entry)")
         .as_slice_mut()
-}
-
-/// `sqrt(Σ x_i²)` without overflow or underflow (faer's scaled 2-norm, as
-/// LAPACK's `dnrm2`); NaN if an entry is NaN.
-fn nrm2(x: &[f64]) -> f64 {
-    faer::ColRef::from_slice(x).norm_l2()
 }
 
 /// LAPACK's `dlarfg` on `x = (alpha, x₁…)`: finds `H = I − tau·v·vᵀ`,
@@ -108,22 +104,26 @@ pub(crate) fn geqr2(mut a: MatMut<'_, f64>, tau: &mut [f64]) {
 /// written) and its block reflector, recursively as `dgeqrt3`: the left
 /// half factored, its block applied to the right half (`Qᵀ·C` with matrix
 /// products), the right half's lower part factored, and the two halves'
-/// `T` joined ([`Block::join`]); [`geqr2`] and `dlarft` at [`PANEL_LEAF`]
+/// `T` joined ([`Block::joined_t`]; `V` stays where the panel holds it); [`geqr2`] and `dlarft` at [`PANEL_LEAF`]
 /// columns or fewer. The block products are spread over the pool
 /// ([`apply_left_par`]); the same reflectors as [`geqr2`] up to
 /// rounding.
-pub(crate) fn panel(mut a: MatMut<'_, f64>, tau: &mut [f64]) -> Block {
+pub(crate) fn panel<'a>(mut a: MatMut<'a, f64>, tau: &mut [f64]) -> Block<'a> {
     let (r, w) = (a.nrows(), a.ncols());
     if w <= PANEL_LEAF || w > r {
         let k = r.min(w);
         geqr2(a.as_mut(), &mut tau[..k]);
-        return Block::from_panel(a.as_ref(), &tau[..k]);
+        return Block::from_panel(a.into_const(), &tau[..k]);
     }
     let w1 = w / 2;
-    let (mut left, mut right) = a.as_mut().split_at_col_mut(w1);
-    let (tau_l, tau_r) = tau.split_at_mut(w1);
-    let first = panel(left.as_mut(), tau_l);
-    apply_left_par(&first, Op::Trans, right.as_mut());
-    let second = panel(right.split_at_row_mut(w1).1, tau_r);
-    Block::join(&first, &second)
+    let t = {
+        let (left, mut right) = a.as_mut().split_at_col_mut(w1);
+        let (tau_l, tau_r) = tau.split_at_mut(w1);
+        let first = panel(left, tau_l);
+        apply_left_par(&first, Op::Trans, right.as_mut());
+        let second = panel(right.split_at_row_mut(w1).1, tau_r);
+        join_par(&first, &second)
+    };
+    // `V` is the panel's columns, read in place.
+    Block::with_t(a.into_const(), t)
 }

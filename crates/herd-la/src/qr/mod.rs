@@ -49,9 +49,12 @@ mod apply;
 pub(crate) mod block;
 mod factor;
 pub(crate) mod householder;
+mod norm;
 pub(crate) mod split;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod timing;
 
 use faer::{Col, Mat, MatMut, MatRef, Par};
 

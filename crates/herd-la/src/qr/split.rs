@@ -121,6 +121,25 @@ pub(crate) fn apply_left_par(blk: &Block, op: Op, c: MatMut<'_, f64>) {
     });
 }
 
+/// `T` of the blocks `first` and `second` joined ([`Block::joined_t`]),
+/// the coupling `V₁ᵀ·V₂` summed over row pieces of `second`'s vectors on
+/// the current herd pool when it is worth pieces (as [`apply_left_par`]
+/// cuts rows: at least [`MIN_ROWS`] and [`MIN_PIECE_FLOPS`] a piece).
+pub(crate) fn join_par(first: &Block<'_>, second: &Block<'_>) -> Mat<f64> {
+    let r = second.rows();
+    let flops = 2usize.saturating_mul(r).saturating_mul(first.width()).saturating_mul(second.width());
+    let pieces = (PIECES_PER_PARTICIPANT * herd::current_num_threads().max(1))
+        .min(flops / MIN_PIECE_FLOPS)
+        .min(r / MIN_ROWS)
+        .max(1);
+    let height = r.div_ceil(pieces).max(1);
+    let x = par_sum(0, r.div_ceil(height).max(1), &|i| {
+        let row0 = i * height;
+        Block::coupling(first, second, row0, height.min(r - row0))
+    });
+    Block::joined_t(first, second, x)
+}
+
 /// `f(start) + … + f(end − 1)` (`start < end`), the terms computed in
 /// parallel and added pairwise as the joins return.
 fn par_sum<F>(start: usize, end: usize, f: &F) -> Mat<f64>

@@ -244,6 +244,22 @@ fn tiny_values_are_rescaled_as_dlarfg_does() {
     assert!(qr_residual_probe(a.as_ref(), qr.as_ref(), &tau, 2).expect("probe") < THRESH);
 }
 
+#[test]
+fn huge_values_do_not_overflow_the_norm() {
+    // Squares of 1e200 overflow: the norm falls back to the scaled sum.
+    let small = random_matrix(40, 12, 17);
+    let a = Mat::from_fn(40, 12, |i, j| small[(i, j)] * 1e200);
+    let (qr, tau) = check_factorization_of(&a, 8);
+    assert!(tau.iter().all(|t| t.is_finite()) && qr.col_iter().all(|c| c.iter().all(|x| x.is_finite())));
+    assert!(qr_residual_probe(a.as_ref(), qr.as_ref(), &tau, 2).expect("probe") < THRESH);
+    // Against the same matrix at ordinary scale.
+    let (want, want_tau) = check_factorization_of(&small, 8);
+    for (t, w) in tau.iter().zip(&want_tau) {
+        assert!((t - w).abs() < 1e-12, "{t} {w}");
+    }
+    assert!((qr[(0, 0)] * 1e-200 - want[(0, 0)]).abs() < 1e-12 * want[(0, 0)].abs());
+}
+
 fn check_factorization_of(a: &Mat<f64>, nb: usize) -> (Mat<f64>, Vec<f64>) {
     let mut qr = a.clone();
     let mut tau = vec![0.0; a.nrows().min(a.ncols())];
@@ -368,4 +384,30 @@ fn block_applied_by_row_and_column_pieces_matches_the_sequential_product() {
             }
         }
     }
+}
+
+#[test]
+fn panel_on_several_participants_matches_one() {
+    use super::householder::panel;
+    // Tall enough that the joins' couplings and the applies are cut into
+    // row pieces (MIN_ROWS, MIN_PIECE_FLOPS).
+    let (r, w) = (4000, 128);
+    let a = random_matrix(r, w, 31);
+    let factor = |threads: usize| {
+        let mut f = a.clone();
+        let mut tau = vec![0.0; w];
+        let t = pool(threads).install(|| panel(f.as_mut(), &mut tau).t().to_owned());
+        (f, tau, t)
+    };
+    let (f1, tau1, t1) = factor(1);
+    for threads in [2, 4] {
+        let (f, tau, t) = factor(threads);
+        let d = fro((&f - &f1).as_ref()) / (fro(a.as_ref()) * r as f64 * EPS);
+        let dt = fro((&t - &t1).as_ref()) / (fro(t1.as_ref()) * r as f64 * EPS);
+        let dtau = tau.iter().zip(&tau1).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+        assert!(d < 1.0 && dt < 1.0 && dtau < 1e-12, "{threads} threads: {d} {dt} {dtau}");
+    }
+    // And the factorization is a QR of `a`.
+    let probe = qr_residual_probe(a.as_ref(), f1.as_ref(), &tau1, 5).expect("probe");
+    assert!(probe < THRESH, "probe {probe}");
 }

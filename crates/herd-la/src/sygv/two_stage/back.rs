@@ -54,7 +54,8 @@ pub(super) fn apply_q2(sweeps: &Sweeps, mut z: MatMut<'_, f64>) {
         let i1 = (i0 + g).min(sweep_count);
         // Steps whose group has a reflector of at least two rows.
         let steps = (i0 + 1..n - 1).step_by(nb).count();
-        let blocks: Vec<Option<(usize, Block)>> = par_map(steps, &|k| group_block(sweeps, i0..i1, k));
+        let blocks: Vec<Option<(usize, Block<'static>)>> =
+            par_map(steps, &|k| group_block(sweeps, i0..i1, k));
         let blocks = &blocks;
         for_cols(z.as_mut(), width, &|mut cols: MatMut<'_, f64>, _| {
             for (r0, blk) in blocks.iter().flatten() {
@@ -67,7 +68,7 @@ pub(super) fn apply_q2(sweeps: &Sweeps, mut z: MatMut<'_, f64>) {
 /// The block of the step-`k` reflectors of the sweeps `range` with at
 /// least two rows (a prefix of the range), with its first row; `None` if
 /// there is none.
-fn group_block(sweeps: &Sweeps, range: std::ops::Range<usize>, k: usize) -> Option<(usize, Block)> {
+fn group_block(sweeps: &Sweeps, range: std::ops::Range<usize>, k: usize) -> Option<(usize, Block<'static>)> {
     let n = sweeps.n;
     let refl: Vec<_> =
         range.filter_map(|i| sweeps.reflector(i, k)).take_while(|(_, v, _)| v.len() >= 2).collect();
@@ -81,5 +82,5 @@ fn group_block(sweeps: &Sweeps, range: std::ops::Range<usize>, k: usize) -> Opti
         p.as_mut().col_mut(q).subrows_mut(top, v.len()).iter_mut().zip(v.iter()).for_each(|(x, y)| *x = *y);
         tau.push(*t);
     }
-    Some((r0, Block::from_panel(p.as_ref(), &tau)))
+    Some((r0, Block::from_owned(p, &tau)))
 }

@@ -49,7 +49,7 @@ pub(super) fn reduce(mut a: MatMut<'_, f64>, nb: usize, tau: &mut [f64]) {
         let (left, right) = a.as_mut().split_at_col_mut(k + nb);
         let blk = panel(left.submatrix_mut(k + nb, k, p, nb), &mut tau[k..k + w]);
         let s = right.submatrix_mut(k + nb, 0, p, p);
-        two_sided_update(s, blk.v(), blk.t());
+        two_sided_update(s, blk.explicit_v().as_ref(), blk.t());
         k += nb;
     }
 }
