@@ -104,10 +104,10 @@ pub(crate) fn geqr2(mut a: MatMut<'_, f64>, tau: &mut [f64]) {
 /// written) and its block reflector, recursively as `dgeqrt3`: the left
 /// half factored, its block applied to the right half (`Qᵀ·C` with matrix
 /// products), the right half's lower part factored, and the two halves'
-/// `T` joined ([`Block::joined_t`]; `V` stays where the panel holds it); [`geqr2`] and `dlarft` at [`PANEL_LEAF`]
-/// columns or fewer. The block products are spread over the pool
-/// ([`apply_left_par`]); the same reflectors as [`geqr2`] up to
-/// rounding.
+/// `T` joined ([`join_par`]; `V` stays where the panel holds it);
+/// [`geqr2`] and `dlarft` at [`PANEL_LEAF`] columns or fewer. The block
+/// products are spread over the pool ([`apply_left_par`]); the same
+/// reflectors as [`geqr2`] up to rounding.
 pub(crate) fn panel<'a>(mut a: MatMut<'a, f64>, tau: &mut [f64]) -> Block<'a> {
     let (r, w) = (a.nrows(), a.ncols());
     if w <= PANEL_LEAF || w > r {
