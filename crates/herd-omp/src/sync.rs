@@ -73,7 +73,7 @@ fn lock_slow(word: &AtomicU32) {
 /// change of the word, and the spin starts anew after a lost race). A lock
 /// that changes hands is making progress, and a waiter that sleeps on it
 /// turns every later release into a futex wake: with 16 threads contending
-/// one `critical`, a waiter can lose a hundred races in a row. Without
+/// one `critical`, a waiter can lose many races in a row. Without
 /// `restart` (the team has more members than CPUs: a waiter's spinning
 /// takes a holder's CPU), the budget bounds the whole wait, as libgomp's
 /// throttled spin count does when it manages more threads than CPUs.

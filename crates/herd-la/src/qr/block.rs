@@ -70,12 +70,13 @@ impl<'a> Block<'a> {
     }
 
     fn formed(stored: Stored<'a>, tau: &[f64]) -> Block<'a> {
-        let mut blk = Block { top: top_of(stored_ref(&stored)), stored, t: Mat::zeros(0, 0) };
-        let w = blk.width();
+        let v = stored_ref(&stored);
+        let (top, w) = (top_of(v), v.ncols());
+        // G = VᵀV: the top triangle's part and the stored rows' below it.
         let mut g = Mat::zeros(w, w);
-        for (v, _) in blk.pieces(0, blk.rows()) {
-            matmul(g.as_mut(), Accum::Add, v.transpose(), v, 1.0, Par::Seq);
-        }
+        matmul(g.as_mut(), Accum::Replace, top.transpose(), top.as_ref(), 1.0, Par::Seq);
+        let below = v.subrows(w, v.nrows() - w);
+        matmul(g.as_mut(), Accum::Add, below.transpose(), below, 1.0, Par::Seq);
         let mut t = Mat::<f64>::zeros(w, w);
         for i in 0..w {
             if tau[i] == 0.0 {
@@ -87,8 +88,7 @@ impl<'a> Block<'a> {
             }
             t[(i, i)] = tau[i];
         }
-        blk.t = t;
-        blk
+        Block { stored, top, t }
     }
 
     /// Rows `row0..row0 + h` of `second`'s vectors' part of the coupling

@@ -3,8 +3,10 @@
 //!
 //! Prints the whole factorization's time on `QR_THREADS` participants and,
 //! on one participant, the panels of its critical path (each panel's
-//! update by the previous block, then its factorization) summed: the time
-//! no schedule of this algorithm can go below, whatever the participants.
+//! update by the previous block, then its factorization) summed: the
+//! critical path when the panels run on one participant (with more, their
+//! block products are cut into pieces, which shortens it), and the pieces
+//! of the first panel's recursion.
 
 use std::time::Instant;
 

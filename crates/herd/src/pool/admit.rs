@@ -205,7 +205,7 @@ impl Registry {
                 if std::ptr::eq(parker, self.parker(slot)) {
                     self.cascade.take(slot, |s| self.parker(s));
                 }
-                if announced && !self.sleepers.retract(slot) {
+                if announced && self.sleepers.retract(slot) {
                     // A pusher woke this waiter for its job: take it, or
                     // wake another participant for it.
                     looks.steal_skip = 0;

@@ -343,7 +343,7 @@ impl Registry {
                 }
             }
             if let Some(s) = announced {
-                if !self.sleepers.retract(s) {
+                if self.sleepers.retract(s) {
                     owe_wake = true;
                 }
             }

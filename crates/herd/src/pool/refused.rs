@@ -545,7 +545,7 @@ mod hand_back_model {
                 } else {
                     self.parkers[slot].park_unless(token, || self.done(true));
                 }
-                if !self.sleepers.retract(slot) {
+                if self.sleepers.retract(slot) {
                     owe_wake = true;
                 }
             }

@@ -79,18 +79,18 @@ impl Sleepers {
     }
 
     /// Sleeper: withdraw the announcement (after waking, or when the re-check
-    /// found work). Returns `false` when a pusher had already claimed it: the
-    /// sleeper was woken *for work*, and if it leaves its wait without taking
-    /// any it must pass the wake on ([`Sleepers::notify_one`]), or the work
-    /// could sit unseen while every other participant sleeps. Either way it
-    /// no longer counts as asleep or being woken.
+    /// found work). Returns whether a pusher had already claimed it: then
+    /// the sleeper was woken *for work*, and if it leaves its wait without
+    /// taking any it must pass the wake on ([`Sleepers::notify_one`]), or the
+    /// work could sit unseen while every other participant sleeps. Either
+    /// way it no longer counts as asleep or being woken.
     pub(crate) fn retract(&self, slot: usize) -> bool {
         if self.flags[slot].swap(false, Ordering::SeqCst) {
             self.count.fetch_sub(1, Ordering::SeqCst);
-            true
+            false
         } else {
             self.waking.fetch_sub(1, Ordering::Relaxed);
-            false
+            true
         }
     }
 
@@ -204,7 +204,7 @@ mod unit {
         // The claim: the sleeping count down, the waking count up.
         assert_eq!(counted::writes() - before, 2);
         assert!(s.any(), "the claimed participant counts as being woken until it retracts");
-        assert!(!s.retract(2), "the claimed flag was already cleared by the waker");
+        assert!(s.retract(2), "the claimed flag was already cleared by the waker");
         assert!(!s.any(), "retracted, it no longer counts");
         assert_eq!(s.notify_one(|| (0, |_| true), |i| &parkers[i]), None);
     }
