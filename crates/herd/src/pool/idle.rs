@@ -6,7 +6,7 @@
 //! configured time, else announces itself *sleepy*, re-checks its condition
 //! and the queues, and parks. A thread that makes work stealable
 //! ([`Registry::notify_work`]) checks whether anyone sleeps and, only then,
-//! claims one sleepy flag and unparks that slot (protocol and proof:
+//! claims one sleepy bit and unparks that slot (protocol and proof:
 //! `sync::Sleepers`, `sync/README.md`).
 
 use super::registry::Registry;

@@ -120,7 +120,7 @@ const EXPOSED_FOR_SLEEPERS: u32 = 4;
 /// participants than the pool (`Registry::team`), the workers outside it
 /// sleep and may not be woken for its jobs: the sleepers' count says
 /// nothing about who could take one, and each push would only scan the
-/// sleepers' flags for an eligible one, so the rule is off.
+/// sleepers' bits for an eligible one, so the rule is off.
 #[inline(never)]
 fn expose_for_sleepers(reg: &Registry, slot: usize) -> bool {
     reg.sleepers.any()
