@@ -75,6 +75,22 @@ impl AdaptiveSpin {
     }
 }
 
+/// While spinning, a wait checks its condition (usually one cache line of
+/// its own) every iteration and the queues every `STEAL_EVERY`-th, so that
+/// a region post is noticed within a few nanoseconds while idle
+/// participants still pick up stealable work promptly.
+const STEAL_EVERY: u32 = 8;
+
+/// What a wait does after its spinning ([`Registry::before_sleep`]).
+enum Next {
+    /// Search the queues now.
+    Search,
+    /// It yielded the CPU: check again.
+    Again,
+    /// Announce itself and sleep.
+    Sleep,
+}
+
 impl Registry {
     /// Makes work visible to sleeping participants: call after queueing a
     /// job for `target`. `near` is the slot that queued it (0 from outside):
@@ -236,15 +252,13 @@ impl Registry {
         spin: Option<Duration>,
         done: impl Fn(bool) -> bool,
     ) -> Waited {
-        // While spinning, the condition (usually one cache line of our own) is
-        // checked every iteration and the queues every `STEAL_EVERY`, so that a
-        // region post is noticed within a few nanoseconds while idle
-        // participants still pick up stealable work promptly.
-        const STEAL_EVERY: u32 = 8;
         const CLOCK_EVERY: u32 = 64;
         let mut spin_started: Option<Instant> = None;
         // Start past a steal point: a region's master and a worker that has
-        // just acknowledged its share check their condition first.
+        // just acknowledged its share check their condition first. Where
+        // participants outnumber CPUs there is no spinning to do first: look
+        // for work at once (see the yield below).
+        let oversubscribed = self.placement.oversubscribed;
         let mut spins: u32 = 1;
         // A pusher woke us for work that we have not taken (see
         // `Sleepers::retract`): pass the wake on if we leave.
@@ -259,7 +273,7 @@ impl Registry {
         // where participants outnumber CPUs (the condition is usually made
         // true by one that needs this CPU); a passive policy on enough CPUs
         // sleeps at once, as asked.
-        let mut yields = if self.placement.oversubscribed { Yields::start() } else { Yields::NONE };
+        let mut yields = if oversubscribed { Yields::start() } else { Yields::NONE };
         let stop_idle = |since: &mut Option<Instant>| {
             if let (Some(t), Some(s)) = (since.take(), slot) {
                 crate::sched::counters::bump(&self.counters.of(s).idle_ns, t.elapsed().as_nanos() as u64);
@@ -310,8 +324,14 @@ impl Registry {
                         continue;
                     }
                 }
-                Some(_) if yields.take() => continue,
-                Some(_) => {}
+                Some(_) => match self.before_sleep(slot, spins, oversubscribed, &mut yields) {
+                    Next::Search => {
+                        spins = 0;
+                        continue;
+                    }
+                    Next::Again => continue,
+                    Next::Sleep => {}
+                },
             }
             if slot.is_some() && idle_since.is_none() {
                 idle_since = Some(Instant::now());
@@ -349,6 +369,42 @@ impl Registry {
             }
             spin_started = None;
             spins = 0;
+        }
+    }
+
+    /// What a wait that no longer spins does next (`spins`: the wait loop's
+    /// count, `spins % STEAL_EVERY == 1` right after a search): yield if it
+    /// has yields left ([`Yields`]), else sleep. Where participants outnumber
+    /// CPUs a wait does not spin, it yields, and a yield is no spin: the wait
+    /// looked for work only every `STEAL_EVERY`-th yield, so a member that
+    /// queued an OpenMP task and entered a barrier gave its CPU away up to
+    /// seven times before it ran its own task. So there, before each yield
+    /// (unless it has just searched), a waiter whose own queue holds a job
+    /// searches at once (EPCC task-barrier at 4 threads on 2 CPUs: 13.9 →
+    /// 2.6 µs; BENCHMARKS.md, session 38). Only its own queue: looking at
+    /// every queue's count before each yield (and stealing when one was not
+    /// empty) made the master's task-creating constructs slower at 8 and 16
+    /// threads on 2 CPUs. Out of line: the wait loop is inlined into joins,
+    /// whose code must not grow (session 35's trap).
+    #[inline(never)]
+    fn before_sleep(
+        &self,
+        slot: Option<usize>,
+        spins: u32,
+        oversubscribed: bool,
+        yields: &mut Yields,
+    ) -> Next {
+        // SAFETY: `slot` is the slot the waiting thread occupies (the wait
+        // loop's contract, as for its `find_work(s)`).
+        if oversubscribed
+            && spins % STEAL_EVERY != 1
+            && slot.is_some_and(|s| unsafe { self.sched.local_len(s) } > 0)
+        {
+            Next::Search
+        } else if yields.take() {
+            Next::Again
+        } else {
+            Next::Sleep
         }
     }
 
@@ -469,6 +525,45 @@ mod tests {
             .expect("the region of 2 never took the job queued at participant 3, outside it");
         assert_eq!(RAN.load(Ordering::SeqCst), 1);
         assert!(RAN_ON.load(Ordering::SeqCst) < 2, "a participant outside the region ran the job");
+    }
+
+    /// Where participants outnumber CPUs, a waiter whose own queue holds a
+    /// job runs it before it gives its CPU away (an OpenMP member that
+    /// queued a task and entered a barrier). 2 participants on a 1-PU
+    /// synthetic machine: participant 1 is kept inside a stolen `b` while
+    /// participant 0 spawns a job into a scope (its own queue, nobody free
+    /// to steal it) and waits for the scope. Before, the wait looked for
+    /// work only every 8th turn of its loop and yielded 7 times first
+    /// (fails with `taken == 7`).
+    #[test]
+    fn an_oversubscribed_waiter_runs_its_own_job_before_yielding() {
+        use std::sync::atomic::AtomicBool;
+        let topo = crate::Topology::synthetic("pack:1 core:1 pu:1").unwrap();
+        let pool = crate::Pool::builder().num_threads(2).topology(topo).build().unwrap();
+        assert!(pool.info().oversubscribed);
+        let (b_started, release) = (AtomicBool::new(false), AtomicBool::new(false));
+        let wait_for = |flag: &AtomicBool| {
+            let start = std::time::Instant::now();
+            while !flag.load(Ordering::Acquire) {
+                assert!(start.elapsed() < Duration::from_secs(30), "participant 1 never took b");
+                std::thread::yield_now();
+            }
+        };
+        let taken = pool.join(
+            || {
+                wait_for(&b_started);
+                let before = super::super::yields::taken();
+                crate::scope(|s| s.spawn(|_| {}));
+                let taken = super::super::yields::taken() - before;
+                release.store(true, Ordering::Release);
+                taken
+            },
+            || {
+                b_started.store(true, Ordering::Release);
+                wait_for(&release);
+            },
+        );
+        assert_eq!(taken.0, 0, "the scope's wait yielded before running its own job");
     }
 
     fn us(n: u64) -> Duration {

@@ -80,6 +80,18 @@ thread_local! {
     static STATE: Cell<State> = const { Cell::new(START) };
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Yields taken by this thread (tests only).
+    static TAKEN: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The yields the calling thread has taken in waits so far (tests only).
+#[cfg(test)]
+pub(crate) fn taken() -> u64 {
+    TAKEN.get()
+}
+
 /// The yields of one wait: taken one at a time, then settled once.
 #[derive(Debug)]
 pub(crate) struct Yields {
@@ -124,6 +136,8 @@ impl Yields {
         }
         self.left -= 1;
         let t = Instant::now();
+        #[cfg(test)]
+        TAKEN.set(TAKEN.get() + 1);
         std::thread::yield_now();
         self.lost_slice = t.elapsed() > WINDOW;
         true
