@@ -297,6 +297,13 @@ impl Registry {
                         self.run_job(s, job);
                         spin_started = None;
                         spins = 1;
+                        if oversubscribed {
+                            // What follows a job is a new wait: its own
+                            // yields (a barrier's wait that runs many tasks
+                            // spent its budget, and its window ran out, on
+                            // the first, and slept between all the others).
+                            yields = Yields::start();
+                        }
                         continue;
                     }
                 }
