@@ -7,7 +7,8 @@
 # Steps (bench/device/sweep.sh): the machine; the coarse-leaf join proxy;
 # EPCC at 4, 8 and 16 threads (herd, libgomp, libomp); herd la gemm, getrf
 # and potrf (tiles of 320 and 256) at all cores against faer, OpenBLAS and
-# PyTorch's MKL; the region/fib/loops sweep against Rayon, libgomp and
+# PyTorch's MKL; herd's GEMM per core at 1..all participants beside faer's,
+# with a trace; the region/fib/loops sweep against Rayon, libgomp and
 # libomp; the OpenMP task programs; the issue-14 constructs; then, if time
 # is left, geqrf, sygv and NumPy's OpenBLAS.
 set -uo pipefail
@@ -29,6 +30,7 @@ run probe "$n"
 run coarse "$n"
 run epcc "4,8,$n"
 LA_STEPS=${LA_FIRST:-gemm,getrf,potrf,potrf256,mkl} run la "$n"
+run gemm-scale "$n"
 COMPARE_ROUNDS=${COMPARE_ROUNDS:-3} run compare "1,4,8,$n"
 run omp-tasks "$n"
 CONSTRUCT_ROUNDS=${CONSTRUCT_ROUNDS:-1} run constructs "$n"

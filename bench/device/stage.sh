@@ -6,7 +6,8 @@
 # .dev, which must be ignored by git). Run from the repository root after
 # building: make -C bench c-programs; cargo build --release -p herd-bench
 # -p herd-cli -p herd-omp; bash crates/herd-omp/link.sh;
-# cargo build --release -p herd --example coarse_join.
+# cargo build --release -p herd --example coarse_join;
+# cargo build --release -p herd-la --example gemm_bench.
 # Then on the other machine: bash bench/device/sweep.sh DIR OUTDIR.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,6 +19,7 @@ for b in compare omp-compare tasks bench-region bench-fib bench-loops herd; do
     strip -o "$dir/bin/$b" "$t/$b"
 done
 strip -o "$dir/bin/coarse_join" "$t/examples/coarse_join"
+strip -o "$dir/bin/gemm_bench" "$t/examples/gemm_bench"
 strip -o "$dir/bin/gomp/libgomp.so.1" "$t/gomp/libgomp.so.1"
 strip -o "$dir/bin/libherd_omp.so" "$t/libherd_omp.so"
 find bench/build -maxdepth 1 -type f -perm -u+x -exec cp {} "$dir/c/" \;

@@ -89,6 +89,21 @@ for s in ${steps//,/ }; do
         want geqrf && step la-geqrf 90 bash -c 'la geqrf -n ${LA_GEQRF:-4000}'
         want sygv && step la-sygv 90 bash -c 'la sygv -n ${LA_SYGV:-2000}'
         python3 "$D/la_anchor.py" --summary "$R"/la-*/log.txt ;;
+    gemm-scale)
+        # herd's GEMM per core from 1 participant to all (its 16-core
+        # efficiency was half its 2-core one, undiagnosed), faer's parallel
+        # matmul beside it in the same process, then one traced run at all
+        # cores (Perfetto: each block's start and length per participant).
+        # The 4000 x 250 shape: 16 column blocks that share no packed B.
+        gscale() {
+            for t in 1 2 4 8 "$max"; do
+                HERD_NUM_THREADS=$t "$D/bin/gemm_bench" "${GEMM_N:-4000}" 3 0 "${GEMM_N:-4000}x250"
+            done
+            HERD_NUM_THREADS=$max HERD_TRACE=$R/gemm-scale/trace.json "$D/bin/gemm_bench" "${GEMM_N:-4000}" 1
+        }
+        export -f gscale; export D max R
+        step gemm-scale 150 bash -c gscale
+        cat "$R/gemm-scale/log.txt" ;;
     coarse)
         coarse() { for l in 16 64; do HERD_NUM_THREADS=$max "$D/bin/coarse_join" $l 50 5; done; }
         export -f coarse; export D max
