@@ -12,6 +12,7 @@ use faer::reborrow::IntoConst;
 use faer::{Accum, Mat, MatMut, Par};
 
 use super::block::Block;
+use super::leaf::{geqr2_par, worth_pieces};
 use super::norm::nrm2;
 use super::split::{apply_left_par, join_par};
 use crate::Op;
@@ -112,7 +113,11 @@ pub(crate) fn panel<'a>(mut a: MatMut<'a, f64>, tau: &mut [f64]) -> Block<'a> {
     let (r, w) = (a.nrows(), a.ncols());
     if w <= PANEL_LEAF || w > r {
         let k = r.min(w);
-        geqr2(a.as_mut(), &mut tau[..k]);
+        if worth_pieces(r, w) {
+            geqr2_par(a.as_mut(), &mut tau[..k]);
+        } else {
+            geqr2(a.as_mut(), &mut tau[..k]);
+        }
         return Block::from_panel(a.into_const(), &tau[..k]);
     }
     let w1 = w / 2;

@@ -15,6 +15,10 @@
 //! * `householder.rs` — the sequential kernels: `dlarfg`, the unblocked
 //!   `dgeqr2`, and the recursive panel (halves, the left one's reflectors
 //!   applied to the right one with matrix products);
+//! * `leaf.rs` — the panel's leaf with its rows cut into pieces on the pool
+//!   (one reduction per column gives the norm and the products with the
+//!   columns on its right), where a leaf is tall and the pool has more than
+//!   one participant;
 //! * `block.rs` — a block of reflectors in compact-WY form (`dlarft`'s `T`,
 //!   `dlarfb`'s `W = Vᵀ·C`, `C −= V·(op(T)·W)`), faer's sequential products;
 //! * `factor.rs` — `geqrf`'s schedule: blocked right-looking QR with a
@@ -49,6 +53,7 @@ mod apply;
 pub(crate) mod block;
 mod factor;
 pub(crate) mod householder;
+mod leaf;
 mod norm;
 pub(crate) mod split;
 #[cfg(test)]

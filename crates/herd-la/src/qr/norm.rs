@@ -33,8 +33,8 @@ pub(crate) fn nrm2(x: &[f64]) -> f64 {
     }
 }
 
-/// `xᵀ·y` (`x.len() == y.len()`).
-fn dot(x: &[f64], y: &[f64]) -> f64 {
+/// `xᵀ·y` (`x.len() == y.len()`), with the same bits on every path.
+pub(super) fn dot(x: &[f64], y: &[f64]) -> f64 {
     debug_assert_eq!(x.len(), y.len());
     #[cfg(target_arch = "x86_64")]
     {
