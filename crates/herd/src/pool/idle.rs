@@ -255,9 +255,9 @@ impl Registry {
         const CLOCK_EVERY: u32 = 64;
         let mut spin_started: Option<Instant> = None;
         // Start past a steal point: a region's master and a worker that has
-        // just acknowledged its share check their condition first. Where
-        // participants outnumber CPUs there is no spinning to do first: look
-        // for work at once (see the yield below).
+        // just acknowledged its share check their condition first. (Where
+        // participants outnumber CPUs, a waiter whose own queue holds a job
+        // still runs it before its first yield: `before_sleep`.)
         let oversubscribed = self.placement.oversubscribed;
         let mut spins: u32 = 1;
         // A pusher woke us for work that we have not taken (see
