@@ -297,11 +297,12 @@ impl Registry {
                         self.run_job(s, job);
                         spin_started = None;
                         spins = 1;
-                        if oversubscribed {
-                            // What follows a job is a new wait: its own
-                            // yields (a barrier's wait that runs many tasks
-                            // spent its budget, and its window ran out, on
-                            // the first, and slept between all the others).
+                        if oversubscribed && self.more_work(s) {
+                            // What follows a job, while more is queued, is a
+                            // new wait: its own yields (a barrier's wait that
+                            // runs many tasks spent its budget, and its
+                            // window ran out, on the first, and slept
+                            // between all the others).
                             yields = Yields::start();
                         }
                         continue;
@@ -377,6 +378,18 @@ impl Registry {
             spin_started = None;
             spins = 0;
         }
+    }
+
+    /// Whether any queue (by the counts the check before sleeping reads)
+    /// may hold a job for `slot`: after a job, an oversubscribed wait starts
+    /// a new yield budget only then. A thief that took the one task a
+    /// member queued before its `taskwait` sees nothing more, and sleeps
+    /// as before, rather than yield on and take the next member's; a master
+    /// creating tasks keeps its queue non-empty. Out of line (see
+    /// [`Registry::before_sleep`]).
+    #[inline(never)]
+    fn more_work(&self, slot: usize) -> bool {
+        slot < self.team.load(Ordering::Relaxed) && (self.sched.has_work(slot) || self.any_refused())
     }
 
     /// What a wait that no longer spins does next (`spins`: the wait loop's
