@@ -352,10 +352,7 @@ impl Registry {
             if let Some(s) = announced {
                 self.sleepers.announce(s);
             }
-            let wake_now = done(false)
-                || announced.is_some_and(|s| {
-                    s < self.team.load(Ordering::Relaxed) && (self.sched.has_work(s) || self.any_refused())
-                });
+            let wake_now = done(false) || announced.is_some_and(|s| self.more_work(s));
             if !wake_now {
                 first_clock.get_or_insert_with(Instant::now);
                 slept = true;
@@ -380,8 +377,9 @@ impl Registry {
         }
     }
 
-    /// Whether any queue (by the counts the check before sleeping reads)
-    /// may hold a job for `slot`: after a job, an oversubscribed wait starts
+    /// Whether any queue (by its count) may hold a job for `slot`: the
+    /// check before sleeping, after the announcement (the two-fence argument
+    /// of `sync/sleepers.rs`); and after a job, an oversubscribed wait starts
     /// a new yield budget only then. A thief that took the one task a
     /// member queued before its `taskwait` sees nothing more, and sleeps
     /// as before, rather than yield on and take the next member's; a master
