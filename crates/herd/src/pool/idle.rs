@@ -15,8 +15,27 @@ use super::yields::Yields;
 use crate::sched::{JobRef, Scheduler, Target};
 use crate::sync::{Observe, Parker};
 use crate::trace;
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+thread_local! {
+    /// Whether this thread's last steal left work behind in its victim
+    /// ([`Stolen::wake`](crate::sched::Stolen) non-zero): read and cleared
+    /// by [`Registry::more_after_job`]. Per thread, like the yield budget
+    /// (`yields.rs`), so that no line is shared.
+    static STEAL_LEFT_WORK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Records that this thread's steal left work behind. Out of line: the
+/// search is inlined into the wait loop, itself inlined into joins, whose
+/// code must not grow (a thread-local store inline here made task-suite
+/// fib at 1 participant 25 % slower, session 39).
+#[cold]
+#[inline(never)]
+fn left_work() {
+    STEAL_LEFT_WORK.set(true);
+}
 
 /// How a wait went, for callers that adapt their spinning
 /// (`Registry::worker_main`).
@@ -200,6 +219,9 @@ impl Registry {
         for _ in 0..stolen.wake {
             self.notify_work(Target::Shepherd(self.shepherds.of[slot]), slot);
         }
+        if stolen.wake > 0 {
+            left_work();
+        }
         let Some(job) = stolen.job else {
             return self.take_others_refused(slot);
         };
@@ -297,7 +319,7 @@ impl Registry {
                         self.run_job(s, job);
                         spin_started = None;
                         spins = 1;
-                        if oversubscribed && self.more_work(s) {
+                        if oversubscribed && self.more_after_job(s) {
                             // What follows a job, while more is queued, is a
                             // new wait: its own yields (a barrier's wait that
                             // runs many tasks spent its budget, and its
@@ -379,15 +401,30 @@ impl Registry {
 
     /// Whether any queue (by its count) may hold a job for `slot`: the
     /// check before sleeping, after the announcement (the two-fence argument
-    /// of `sync/sleepers.rs`); and after a job, an oversubscribed wait starts
-    /// a new yield budget only then. A thief that took the one task a
-    /// member queued before its `taskwait` sees nothing more, and sleeps
-    /// as before, rather than yield on and take the next member's; a master
-    /// creating tasks keeps its queue non-empty. Out of line (see
+    /// of `sync/sleepers.rs`). It loads every participant's count (O(P)),
+    /// which only a wait about to sleep pays. Out of line (see
     /// [`Registry::before_sleep`]).
     #[inline(never)]
     fn more_work(&self, slot: usize) -> bool {
         slot < self.team.load(Ordering::Relaxed) && (self.sched.has_work(slot) || self.any_refused())
+    }
+
+    /// After a job, whether an oversubscribed wait starts a new yield
+    /// budget: only while the work it came from goes on — its own queue
+    /// holds a job (a master creating tasks, a bulk steal's moved chunk),
+    /// or the steal that brought the job left work behind in the victim
+    /// (`Stolen::wake`), or a refused queue holds one. A thief that took
+    /// the one task a member queued before its `taskwait` sees nothing
+    /// more, and sleeps as before, rather than yield on and take the next
+    /// member's. O(1) in the participants (it once read every
+    /// participant's count, [`Registry::more_work`], after every job).
+    /// Out of line (see [`Registry::before_sleep`]).
+    #[inline(never)]
+    fn more_after_job(&self, slot: usize) -> bool {
+        let left = STEAL_LEFT_WORK.replace(false);
+        // SAFETY: the caller occupies `slot` (the wait loop's contract).
+        slot < self.team.load(Ordering::Relaxed)
+            && (left || unsafe { self.sched.local_len(slot) } > 0 || self.any_refused())
     }
 
     /// What a wait that no longer spins does next (`spins`: the wait loop's
@@ -582,6 +619,35 @@ mod tests {
             },
         );
         assert_eq!(taken.0, 0, "the scope's wait yielded before running its own job");
+    }
+
+    /// After a job, an oversubscribed wait decides whether to start a new
+    /// yield budget from its own queue and its last steal, reading no other
+    /// participant's count: at P = 128 the decision loads none, where the
+    /// pre-sleep check (`more_work`) loads all 128 (the decision called
+    /// that check after every job before, session 38). A steal that left
+    /// work behind renews the budget once.
+    #[test]
+    fn renewing_the_yield_budget_reads_no_other_queue() {
+        use crate::sched::pending::reads;
+        let topo = crate::Topology::synthetic("pack:1 core:1 pu:1").unwrap();
+        let pool = crate::Pool::builder().num_threads(128).topology(topo).build().unwrap();
+        assert!(pool.info().oversubscribed);
+        pool.install(|| {
+            super::with_current(|cur| {
+                let (reg, slot) = cur.expect("install runs on a participant");
+                super::STEAL_LEFT_WORK.set(false);
+                let before = reads();
+                assert!(!reg.more_after_job(slot), "nothing is queued");
+                assert_eq!(reads() - before, 0, "the decision read other participants' counts");
+                let before = reads();
+                assert!(!reg.more_work(slot));
+                assert!(reads() - before >= 128, "the pre-sleep check reads every count");
+                super::STEAL_LEFT_WORK.set(true);
+                assert!(reg.more_after_job(slot), "a steal left work behind");
+                assert!(!reg.more_after_job(slot), "once");
+            })
+        });
     }
 
     fn us(n: u64) -> Duration {

@@ -18,6 +18,18 @@ use crossbeam_utils::CachePadded;
 /// No pushing slot (a job from outside the pool).
 pub(crate) const NO_SLOT: u32 = u32::MAX;
 
+#[cfg(all(test, not(loom)))]
+thread_local! {
+    /// Counts read by this thread (tests only: what a path costs in P).
+    static READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The counts the calling thread has read so far (tests only).
+#[cfg(all(test, not(loom)))]
+pub(crate) fn reads() -> u64 {
+    READS.get()
+}
+
 /// Per slot, its jobs still queued; see the module documentation.
 pub(crate) struct Pending {
     slots: Box<[CachePadded<AtomicU32>]>,
@@ -37,6 +49,8 @@ impl Pending {
     /// How many of `slot`'s jobs are queued.
     #[inline]
     pub(crate) fn count(&self, slot: usize) -> u32 {
+        #[cfg(all(test, not(loom)))]
+        READS.set(READS.get() + 1);
         self.slots[slot].load(Ordering::Relaxed)
     }
 
