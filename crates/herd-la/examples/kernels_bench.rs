@@ -3,8 +3,8 @@
 //!
 //! The tiled Cholesky's work is almost all GEMM (`C -= A·Bᵀ`), so the GEMM column bounds what
 //! a backend lets the factorization reach per core. `Herd` is faer's POTRF and TRSM with herd's
-//! own GEMM and SYRK (its packed AVX-512 product where the CPU has AVX-512F and the tile is at
-//! least 256 wide, else faer's).
+//! own GEMM and SYRK (its packed product where the CPU has AVX-512F or AVX2 and the tile is at
+//! least 320 wide, else faer's).
 use herd_la::{random_spd, Backend, Tile};
 use std::time::Instant;
 

@@ -4,14 +4,19 @@
 //! On x86-64 CPUs with AVX-512F, herd's own packed product
 //! ([`packed`](super::packed) with the 16 × 14 kernel of
 //! [`kernel_avx512`](super::kernel_avx512)), measured faster than faer's on
-//! such a CPU. Everywhere else (AVX2 machines, other architectures) faer's
-//! sequential `matmul`, which dispatches among its own AVX-512, AVX2+FMA
-//! and portable kernels: no kernel the CPU cannot run is ever called.
+//! such a CPU; on x86-64 CPUs with AVX2 and FMA but not AVX-512F, the same
+//! packed product with the 8 × 6 kernel of
+//! [`kernel_avx2`](super::kernel_avx2) (1.18–1.21× faer's on a Zen 3 EPYC,
+//! one thread, n = 3000). Everywhere else (other architectures) faer's
+//! sequential `matmul`, which dispatches among its own kernels: no kernel
+//! the CPU cannot run is ever called.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 
 use super::counts::PackCounts;
+#[cfg(target_arch = "x86_64")]
+use super::kernel_avx2::Avx2;
 #[cfg(target_arch = "x86_64")]
 use super::kernel_avx512::Avx512;
 #[cfg(target_arch = "x86_64")]
@@ -39,6 +44,10 @@ pub(super) enum Kernel {
     /// AVX-512F: the variant holds the proof).
     #[cfg(target_arch = "x86_64")]
     Avx512(Avx512),
+    /// herd's packed product with the AVX2 micro-kernel (the CPU has AVX2
+    /// and FMA, not AVX-512F).
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Avx2),
     /// faer's sequential matrix multiply (its own run-time dispatch).
     Faer,
 }
@@ -50,7 +59,56 @@ impl Kernel {
         if let Some(cpu) = Avx512::detect() {
             return Kernel::Avx512(cpu);
         }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(cpu) = Avx2::detect() {
+            return Kernel::Avx2(cpu);
+        }
         Kernel::Faer
+    }
+
+    /// Every packed kernel this CPU can run, widest first (tests: the AVX2
+    /// kernel is checked on AVX-512 machines too).
+    #[cfg(test)]
+    pub(super) fn packed_kernels() -> Vec<Kernel> {
+        let mut all = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            all.extend(Avx512::detect().map(Kernel::Avx512));
+            all.extend(Avx2::detect().map(Kernel::Avx2));
+        }
+        all
+    }
+
+    /// The packed product's sliver width (`NR`) and panel steps for a
+    /// group of `cols` columns and inner dimension `k` (tests; `None` for
+    /// faer's).
+    #[cfg(test)]
+    pub(super) fn packing(self, cols: usize, k: usize) -> Option<(usize, (usize, usize))> {
+        use super::micro::MicroKernel;
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(_) => Some((Avx512::NR, super::packed::panel_steps::<Avx512>(cols, k))),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(_) => Some((Avx2::NR, super::packed::panel_steps::<Avx2>(cols, k))),
+            Kernel::Faer => {
+                let _ = (cols, k);
+                None
+            }
+        }
+    }
+
+    /// The packed product's cache blocks `(KC, MC, NC)` with this kernel
+    /// (tests; `None` for faer's).
+    #[cfg(test)]
+    pub(super) fn cache_blocks(self) -> Option<(usize, usize, usize)> {
+        use super::micro::{MicroKernel, NC};
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(_) => Some((Avx512::KC, Avx512::MC, NC)),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(_) => Some((Avx2::KC, Avx2::MC, NC)),
+            Kernel::Faer => None,
+        }
     }
 
     /// The kernel for a `rows × cols` block of `C`: `self`, except that
@@ -59,7 +117,7 @@ impl Kernel {
     pub(super) fn for_block(self, rows: usize, cols: usize) -> Kernel {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(_) if rows.min(cols) < PACKED_MIN_SIDE => Kernel::Faer,
+            Kernel::Avx512(_) | Kernel::Avx2(_) if rows.min(cols) < PACKED_MIN_SIDE => Kernel::Faer,
             kernel => kernel,
         }
     }
@@ -77,9 +135,21 @@ impl Kernel {
     ) -> Option<SharedPanels> {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(_) => {
-                Some(SharedPanels::new(k, cols, super::packed::panel_steps(cols, k), members, ring_slots))
-            }
+            Kernel::Avx512(_) => Some(SharedPanels::new::<Avx512>(
+                k,
+                cols,
+                super::packed::panel_steps::<Avx512>(cols, k),
+                members,
+                ring_slots,
+            )),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(_) => Some(SharedPanels::new::<Avx2>(
+                k,
+                cols,
+                super::packed::panel_steps::<Avx2>(cols, k),
+                members,
+                ring_slots,
+            )),
             Kernel::Faer => {
                 let _ = (k, cols, members, ring_slots);
                 None
@@ -103,6 +173,8 @@ impl Kernel {
         match self {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512(cpu) => super::packed::gemm(cpu, alpha, a, b, beta, c, shared),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(cpu) => super::packed::gemm(cpu, alpha, a, b, beta, c, shared),
             Kernel::Faer => {
                 let _ = shared;
                 let accum = if beta == 0.0 {

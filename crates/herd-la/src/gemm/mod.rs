@@ -5,12 +5,13 @@
 //! participant of the current herd pool, as square as the shape allows) and
 //! every block is computed sequentially on the participant that takes it by
 //! the kernel chosen from the CPU's features at run time (`dispatch.rs`): on
-//! x86-64 with AVX-512F, herd's cache-blocked product (`packed.rs`: panels
-//! packed by `pack.rs`, the 16 × 14 FMA micro-kernel of `kernel_avx512.rs`);
-//! elsewhere (AVX2-only or other CPUs), faer's sequential matrix multiply
-//! (`faer::linalg::matmul::matmul` with `Par::Seq`), which picks among its
-//! own AVX-512, AVX2+FMA and portable kernels. No kernel the CPU cannot run
-//! is ever called. The blocks are disjoint `MatMut` views split off `C`,
+//! x86-64, herd's cache-blocked product (`packed.rs`: panels packed by
+//! `pack.rs`, generic over the `micro.rs` interface) with the 16 × 14 FMA
+//! micro-kernel of `kernel_avx512.rs` where the CPU has AVX-512F, the 8 × 6
+//! one of `kernel_avx2.rs` where it has AVX2 and FMA only; elsewhere, faer's
+//! sequential matrix multiply (`faer::linalg::matmul::matmul` with
+//! `Par::Seq`), which picks among its own kernels. No kernel the CPU cannot
+//! run is ever called. The blocks are disjoint `MatMut` views split off `C`,
 //! handed out in halves in a `herd::scope` (see `blocks.rs`).
 //!
 //! The blocks of a grid column share its columns of `C`, so they need the
@@ -37,7 +38,11 @@ mod claims;
 mod counts;
 mod dispatch;
 #[cfg(target_arch = "x86_64")]
+mod kernel_avx2;
+#[cfg(target_arch = "x86_64")]
 mod kernel_avx512;
+#[cfg(target_arch = "x86_64")]
+mod micro;
 #[cfg(target_arch = "x86_64")]
 mod pack;
 #[cfg(target_arch = "x86_64")]
@@ -279,8 +284,8 @@ fn scale(mut c: MatMut<'_, f64>, beta: f64) {
 }
 
 /// `c ← c − a·b` on the calling thread alone, by the kernel [`gemm`] gives
-/// a block of `c`'s shape (herd's packed AVX-512 product where the CPU has
-/// it and the block is wide enough, else faer's): for routines that cut and
+/// a block of `c`'s shape (herd's packed product where the CPU has AVX-512F
+/// or AVX2 and the block is wide enough, else faer's): for routines that cut and
 /// schedule their own pieces, as LU's trailing update does.
 pub(crate) fn sub_product(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>) {
     add_product(c, -1.0, a, b);
@@ -288,14 +293,21 @@ pub(crate) fn sub_product(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, 
 
 /// `c ← c − a·aᵀ` on the lower triangle (with the diagonal) of the square
 /// `c`, on the calling thread, by herd's packed product where [`gemm`]
-/// would give a block of `c`'s shape to it (an AVX-512 CPU and `c` wide
-/// enough), skipping the micro-tiles above the diagonal: `true`. `false`,
+/// would give a block of `c`'s shape to it (an AVX-512F or AVX2 CPU and `c`
+/// wide enough), skipping the micro-tiles above the diagonal: `true`. `false`,
 /// with nothing done, elsewhere (the caller uses another kernel).
 pub(crate) fn sub_syrk_lower_packed(c: MatMut<'_, f64>, a: MatRef<'_, f64>) -> bool {
     debug_assert!(c.nrows() == c.ncols() && a.nrows() == c.nrows());
     match Kernel::detect().for_block(c.nrows(), c.ncols()) {
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx512(cpu) => {
+            if a.ncols() > 0 {
+                packed::syrk_lower(cpu, -1.0, a, 1.0, c);
+            }
+            true
+        }
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2(cpu) => {
             if a.ncols() > 0 {
                 packed::syrk_lower(cpu, -1.0, a, 1.0, c);
             }

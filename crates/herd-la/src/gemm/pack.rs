@@ -15,14 +15,15 @@ use core::mem::MaybeUninit;
 
 use faer::MatRef;
 
-/// The length [`pack`] fills: `rows` rounded up to `R`, times `depth`.
-pub(super) fn packed_len<const R: usize>(rows: usize, depth: usize) -> usize {
-    rows.next_multiple_of(R) * depth
+/// The length [`pack`] fills for slivers of `r` rows: `rows` rounded up to
+/// `r`, times `depth`.
+pub(super) fn packed_len(r: usize, rows: usize, depth: usize) -> usize {
+    rows.next_multiple_of(r) * depth
 }
 
 /// Packs `x` (`rows × depth`) into `dst` as slivers of `R` rows (see the
 /// module's documentation) and returns the packed values: the first
-/// [`packed_len::<R>`](packed_len)`(rows, depth)` of `dst`, all written
+/// [`packed_len`]`(R, rows, depth)` of `dst`, all written
 /// (`dst` may start uninitialised; it must be at least that long).
 pub(super) fn pack<'d, const R: usize>(dst: &'d mut [MaybeUninit<f64>], x: MatRef<'_, f64>) -> &'d [f64] {
     let (rows, depth) = (x.nrows(), x.ncols());
@@ -30,7 +31,7 @@ pub(super) fn pack<'d, const R: usize>(dst: &'d mut [MaybeUninit<f64>], x: MatRe
     if rows == 0 || depth == 0 {
         return &[];
     }
-    let len = packed_len::<R>(rows, depth);
+    let len = packed_len(R, rows, depth);
     let dst = &mut dst[..len];
     let src = x.as_ptr();
     for (s, sliver) in dst.chunks_exact_mut(R * depth).enumerate() {
@@ -101,7 +102,7 @@ mod tests {
         ];
         for x in views {
             let (rows, depth) = (x.nrows(), x.ncols());
-            let len = packed_len::<16>(rows, depth);
+            let len = packed_len(16, rows, depth);
             let mut dst = vec![MaybeUninit::new(f64::NAN); len + 3];
             let packed = pack::<16>(&mut dst, x).to_vec();
             assert_eq!(packed.len(), len);

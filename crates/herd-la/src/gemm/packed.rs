@@ -23,31 +23,9 @@ use core::mem::MaybeUninit;
 use faer::{MatMut, MatRef};
 
 use super::counts::PackCounts;
-use super::kernel_avx512::{Avx512, MR, NR};
-use super::pack::{pack, packed_len};
+use super::micro::{MicroKernel, MAX_TILE, NC};
+use super::pack::packed_len;
 use super::shared_panels::SharedPanels;
-
-/// Depth of a packed slice at most. A `kc × NR` sliver of `B` (42 KiB)
-/// is reused from L1 (48 KiB on the Xeon measured) by the whole inner loop.
-/// On that Xeon (AVX-512, 2 MiB L2 per core), one thread, n = 2000:
-/// `kc = 384, mc = 320` ran 5–20 % faster than `256 × 480`, and no slower
-/// than `512 × 240`, `448 × 256` or `192 × 960`.
-pub(super) const KC: usize = 384;
-/// Rows of a packed block of `A` at most (a multiple of `MR`): `mc × kc`
-/// is 576 KiB, under a third of a 2 MiB L2. It was 320 (960 KiB): on the
-/// 2-vCPU Xeon, one thread, the tiled Cholesky's `C −= A·Bᵀ` on square
-/// tiles of 288 and 320 (one block of `A` of the whole tile) ran at 53–60
-/// GFLOP/s against 75–95 with 192 (two blocks), and 256, 336 and 384 at
-/// about the same speed; the whole n = 2000 product at 83–92 against
-/// 80–87 GFLOP/s (three alternating runs), n = 2000 and 4000 on two
-/// threads within the noise either way.
-pub(super) const MC: usize = 192;
-/// Columns of a packed panel of `B` at most (a multiple of `NR`): 12 MiB
-/// with `kc = 384`, held in L3.
-pub(super) const NC: usize = 4032;
-
-// The blocks hold whole slivers.
-const _: () = assert!(MC.is_multiple_of(MR) && NC.is_multiple_of(NR));
 
 /// The step that cuts `len` into `ceil(len / max)` nearly equal chunks,
 /// rounded up to a multiple of `align` (`max` is one): no thin last chunk.
@@ -59,8 +37,8 @@ fn balanced_step(len: usize, max: usize, align: usize) -> usize {
 /// The depth and width steps `(kc, nc)` of the panels of `B` for a block
 /// of `n` columns and inner dimension `k`: [`gemm`] walks `B` in these, and
 /// a column group's [`SharedPanels`] are cut the same way.
-pub(super) fn panel_steps(n: usize, k: usize) -> (usize, usize) {
-    (balanced_step(k, KC, 1), balanced_step(n, NC, NR))
+pub(super) fn panel_steps<K: MicroKernel>(n: usize, k: usize) -> (usize, usize) {
+    (balanced_step(k, K::KC, 1), balanced_step(n, NC, K::NR))
 }
 
 /// Scratch buffers up to this many values (1 MiB) are kept by their thread
@@ -127,13 +105,13 @@ enum Part {
     Lower,
 }
 
-/// `C ← α·A·B + β·C` on the calling thread with the AVX-512 micro-kernel
+/// `C ← α·A·B + β·C` on the calling thread with the micro-kernel `cpu`
 /// (`A` `m × k`, `B` `k × n`, `C` `m × n`, any strides, `k ≥ 1`); the
 /// panels of `B` from `shared` (the block's column group and its member
 /// index there, the group's panels being of this `B`) where it lets this
 /// member in, else packed privately. Returns what this call packed.
-pub(super) fn gemm(
-    cpu: Avx512,
+pub(super) fn gemm<K: MicroKernel>(
+    cpu: K,
     alpha: f64,
     a: MatRef<'_, f64>,
     b: MatRef<'_, f64>,
@@ -151,14 +129,20 @@ pub(super) fn gemm(
 /// the diagonal crosses are computed whole into a scratch tile, of which
 /// only the lower part is added to `C`, so the strict upper triangle of `C`
 /// is neither read nor written.
-pub(super) fn syrk_lower(cpu: Avx512, alpha: f64, a: MatRef<'_, f64>, beta: f64, c: MatMut<'_, f64>) {
+pub(super) fn syrk_lower<K: MicroKernel>(
+    cpu: K,
+    alpha: f64,
+    a: MatRef<'_, f64>,
+    beta: f64,
+    c: MatMut<'_, f64>,
+) {
     debug_assert!(c.nrows() == c.ncols() && a.nrows() == c.nrows());
     product(cpu, (alpha, beta), a, a.transpose(), c, None, Part::Lower);
 }
 
 /// [`gemm`] on `part` of `C`.
-fn product(
-    cpu: Avx512,
+fn product<K: MicroKernel>(
+    cpu: K,
     (alpha, beta): (f64, f64),
     a: MatRef<'_, f64>,
     b: MatRef<'_, f64>,
@@ -173,8 +157,9 @@ fn product(
     if m == 0 || n == 0 || k == 0 {
         return counts;
     }
-    let ((kc_step, nc_step), mc_step) = (panel_steps(n, k), balanced_step(m, MC, MR));
-    let mut a_pack = Aligned::new(packed_len::<MR>(mc_step, kc_step));
+    let (mr_max, nr_max) = (K::MR, K::NR);
+    let ((kc_step, nc_step), mc_step) = (panel_steps::<K>(n, k), balanced_step(m, K::MC, mr_max));
+    let mut a_pack = Aligned::new(packed_len(mr_max, mc_step, kc_step));
     // Allocated on the first panel this block packs privately.
     let mut b_pack: Option<Aligned> = None;
     let (rs, cs) = (c.row_stride(), c.col_stride());
@@ -184,19 +169,19 @@ fn product(
         for pc in (0..k).step_by(kc_step) {
             let kc = kc_step.min(k - pc);
             // Held (the slot kept from reuse) until this panel's products are done.
-            let panel = shared.and_then(|(group, member)| group.panel(member, (pc, jc), (kc, nc), b));
+            let panel = shared.and_then(|(group, member)| group.panel::<K>(member, (pc, jc), (kc, nc), b));
             let b_ptr = match &panel {
                 Some(panel) => {
                     counts.b += panel.packed;
                     panel.as_ptr()
                 }
                 None => {
-                    let len = packed_len::<NR>(nc, kc);
+                    let len = packed_len(nr_max, nc, kc);
                     counts.b += len;
                     counts.b_private += len;
                     let buffer =
-                        b_pack.get_or_insert_with(|| Aligned::new(packed_len::<NR>(nc_step, kc_step)));
-                    pack::<NR>(buffer.slice(), b.submatrix(pc, jc, kc, nc).transpose()).as_ptr()
+                        b_pack.get_or_insert_with(|| Aligned::new(packed_len(nr_max, nc_step, kc_step)));
+                    K::pack_b(buffer.slice(), b.submatrix(pc, jc, kc, nc).transpose()).as_ptr()
                 }
             };
             let beta = if pc == 0 { beta } else { 1.0 };
@@ -205,12 +190,12 @@ fn product(
                 if part == Part::Lower && ic + mc <= jc {
                     continue; // the whole block of rows lies above the diagonal
                 }
-                counts.a += packed_len::<MR>(mc, kc);
-                let a_ptr = pack::<MR>(a_pack.slice(), a.submatrix(ic, pc, mc, kc)).as_ptr();
-                for jr in (0..nc).step_by(NR) {
-                    let nr = NR.min(nc - jr);
-                    for ir in (0..mc).step_by(MR) {
-                        let mr = MR.min(mc - ir);
+                counts.a += packed_len(mr_max, mc, kc);
+                let a_ptr = K::pack_a(a_pack.slice(), a.submatrix(ic, pc, mc, kc)).as_ptr();
+                for jr in (0..nc).step_by(nr_max) {
+                    let nr = nr_max.min(nc - jr);
+                    for ir in (0..mc).step_by(mr_max) {
+                        let mr = mr_max.min(mc - ir);
                         let (row, col) = ((ic + ir) as isize, (jc + jr) as isize);
                         if part == Part::Lower && row + (mr as isize) <= col {
                             continue; // every element above the diagonal
@@ -267,11 +252,11 @@ fn product(
 /// diagonal) are combined into `C` as `α·AB + β·C`.
 ///
 /// # Safety
-/// As [`Avx512::tile`] for the slivers `a` and `b` and for the elements of
+/// As [`MicroKernel::tile`] for the slivers `a` and `b` and for the elements of
 /// `c` on or below the diagonal; the others are not touched.
 #[allow(clippy::too_many_arguments)]
-unsafe fn diagonal_tile(
-    cpu: Avx512,
+unsafe fn diagonal_tile<K: MicroKernel>(
+    cpu: K,
     kc: usize,
     (a, b): (*const f64, *const f64),
     (alpha, beta): (f64, f64),
@@ -280,15 +265,16 @@ unsafe fn diagonal_tile(
     (mr, nr): (usize, usize),
     offset: isize,
 ) {
-    let mut scratch = [0.0f64; MR * NR];
+    let mut scratch = [0.0f64; MAX_TILE];
     // SAFETY: the slivers are the caller's; the scratch tile is `MR × NR`
-    // column-major (`rs = 1`, `cs = MR`), written whole (`β = 0`).
-    unsafe { cpu.tile(kc, a, b, alpha, 0.0, scratch.as_mut_ptr(), (1, MR as isize), (mr, nr)) };
+    // column-major (`rs = 1`, `cs = MR`; `MR·NR ≤ MAX_TILE`, `micro::check`),
+    // written whole (`β = 0`).
+    unsafe { cpu.tile(kc, a, b, alpha, 0.0, scratch.as_mut_ptr(), (1, K::MR as isize), (mr, nr)) };
     for j in 0..nr {
         for i in (0..mr).filter(|&i| offset + i as isize >= j as isize) {
             // SAFETY: (i, j) is on or below the diagonal, inside the tile.
             let e = unsafe { &mut *c.offset(i as isize * rs + j as isize * cs) };
-            let ab = scratch[i + j * MR];
+            let ab = scratch[i + j * K::MR];
             *e = if beta == 0.0 { ab } else { ab + beta * *e };
         }
     }
@@ -302,13 +288,14 @@ mod tests {
     fn balanced_steps_cover_without_thin_chunks() {
         assert_eq!(balanced_step(4000, 256, 1), 250);
         assert_eq!(balanced_step(4000, 384, 1), 364);
-        assert_eq!(balanced_step(2000, 480, MR), 400);
-        assert_eq!(balanced_step(2000, 320, MR), 288);
-        assert_eq!(balanced_step(4000, 4032, NR), 4004);
-        assert_eq!(balanced_step(5, 480, MR), 16);
+        assert_eq!(balanced_step(2000, 480, 16), 400);
+        assert_eq!(balanced_step(2000, 320, 16), 288);
+        assert_eq!(balanced_step(4000, 4032, 14), 4004);
+        assert_eq!(balanced_step(4000, 4032, 6), 4002);
+        assert_eq!(balanced_step(5, 480, 16), 16);
         assert_eq!(balanced_step(1, 256, 1), 1);
         for len in 1..2000 {
-            for (max, align) in [(KC, 1), (MC, MR), (NC, NR), (28, NR), (7, 1)] {
+            for (max, align) in [(384, 1), (192, 16), (96, 8), (NC, 14), (NC, 6), (28, 14), (7, 1)] {
                 let step = balanced_step(len, max, align);
                 assert!(
                     step >= 1 && step <= max.max(align) && step.is_multiple_of(align),

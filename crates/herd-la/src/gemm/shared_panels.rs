@@ -16,8 +16,8 @@ use core::mem::MaybeUninit;
 use faer::MatRef;
 
 use super::claims::{Claims, Entered};
-use super::kernel_avx512::NR;
-use super::pack::{pack, packed_len};
+use super::micro::MicroKernel;
+use super::pack::packed_len;
 
 /// Slots in a group's ring (fewer when the group has fewer panels). Three
 /// let members run up to two panels apart before one is turned away (the
@@ -54,6 +54,8 @@ pub(super) struct SharedPanels {
     nc_step: usize,
     /// Panels along the depth (`ceil(k / kc_step)`).
     depth_panels: usize,
+    /// The kernel's sliver width (`NR`) the panels are packed in.
+    nr: usize,
     /// `NR`-column slivers per slice.
     slivers_per_slice: usize,
     /// Members of the group (block rows).
@@ -77,7 +79,7 @@ pub(super) struct Panel<'s> {
 }
 
 impl Panel<'_> {
-    /// The packed panel (`packed_len::<NR>(nc, kc)` values), valid while
+    /// The packed panel (`packed_len(NR, nc, kc)` values), valid while
     /// `self` is held.
     pub(super) fn as_ptr(&self) -> *const f64 {
         self.ptr
@@ -88,8 +90,9 @@ impl SharedPanels {
     /// The panels of a `k × cols` group of `op(B)` walked in steps of
     /// `(kc_step, nc_step)` (the packed product's, for `k` and `cols`), for
     /// `members` members, in a ring of at most `ring_slots` panels (see
-    /// [`RING_SLOTS`]; `usize::MAX`: a slot for every panel, never reused).
-    pub(super) fn new(
+    /// [`RING_SLOTS`]; `usize::MAX`: a slot for every panel, never reused),
+    /// packed for the kernel `K`.
+    pub(super) fn new<K: MicroKernel>(
         k: usize,
         cols: usize,
         (kc_step, nc_step): (usize, usize),
@@ -98,9 +101,10 @@ impl SharedPanels {
     ) -> SharedPanels {
         let depth_panels = k.div_ceil(kc_step).max(1);
         let panels = depth_panels * cols.div_ceil(nc_step).max(1);
-        let panel_len = packed_len::<NR>(nc_step, kc_step);
+        let nr = K::NR;
+        let panel_len = packed_len(nr, nc_step, kc_step);
         let slots = panels.min(ring_slots).max(1);
-        let slivers = nc_step.div_ceil(NR);
+        let slivers = nc_step.div_ceil(nr);
         // Two slices per member: a slow member's share is taken up by the
         // others in halves.
         let per_panel = (2 * members).clamp(1, slivers.max(1));
@@ -118,6 +122,7 @@ impl SharedPanels {
             kc_step,
             nc_step,
             depth_panels,
+            nr,
             slivers_per_slice,
             members,
         }
@@ -130,9 +135,10 @@ impl SharedPanels {
     }
 
     /// Member `member`'s hold on the packed `kc × nc` panel at `(pc, jc)` of
-    /// `b` (the group's `op(B)`), packing its share; `None` when it must
-    /// pack the panel privately (see [`Claims::enter`]).
-    pub(super) fn panel(
+    /// `b` (the group's `op(B)`), packing its share with the kernel `K`
+    /// the panels were made for; `None` when it must pack the panel
+    /// privately (see [`Claims::enter`]).
+    pub(super) fn panel<K: MicroKernel>(
         &self,
         member: usize,
         (pc, jc): (usize, usize),
@@ -141,6 +147,7 @@ impl SharedPanels {
     ) -> Option<Panel<'_>> {
         debug_assert!(pc.is_multiple_of(self.kc_step) && jc.is_multiple_of(self.nc_step));
         debug_assert!(kc <= self.kc_step && nc <= self.nc_step);
+        assert_eq!(K::NR, self.nr, "panels packed for another kernel");
         let t = (jc / self.nc_step) * self.depth_panels + pc / self.kc_step;
         let held = self.claims.enter(t)?;
         let buffer = &self.buffers[held.slot()];
@@ -149,7 +156,8 @@ impl SharedPanels {
         let base = unsafe { buffer.store.cast::<MaybeUninit<f64>>().add(buffer.start) };
         let slices = self.claims.per_panel();
         let first = member * slices / self.members.max(1);
-        let slivers = nc.div_ceil(NR);
+        let nr = K::NR;
+        let slivers = nc.div_ceil(nr);
         let mut packed = 0;
         held.fill(first, |slice| {
             let s0 = (slice * self.slivers_per_slice).min(slivers);
@@ -157,16 +165,16 @@ impl SharedPanels {
             if s0 == s1 {
                 return;
             }
-            let (col0, cols) = (s0 * NR, (s1 * NR).min(nc) - s0 * NR);
-            let len = packed_len::<NR>(cols, kc);
+            let (col0, cols) = (s0 * nr, (s1 * nr).min(nc) - s0 * nr);
+            let len = packed_len(nr, cols, kc);
             // SAFETY: slivers `s0..s1` of the panel are values
             // `s0·NR·kc .. s0·NR·kc + len` of the slot's buffer (the packed
             // layout is sliver after sliver of `NR·kc` values), inside it
             // (`nc ≤ nc_step`, `kc ≤ kc_step`); this member won the claim of
             // this slice for this panel, so no one else writes or reads
             // these values until it publishes the slice.
-            let dst = unsafe { core::slice::from_raw_parts_mut(base.add(s0 * NR * kc), len) };
-            pack::<NR>(dst, b.submatrix(pc, jc + col0, kc, cols).transpose());
+            let dst = unsafe { core::slice::from_raw_parts_mut(base.add(s0 * nr * kc), len) };
+            K::pack_b(dst, b.submatrix(pc, jc + col0, kc, cols).transpose());
             packed += len;
         });
         Some(Panel { _held: held, ptr: base.cast::<f64>().cast_const(), packed })
@@ -175,8 +183,13 @@ impl SharedPanels {
 
 #[cfg(test)]
 mod tests {
-    use super::super::packed::panel_steps;
+    use super::super::kernel_avx512::Avx512;
+    use super::super::packed;
     use super::*;
+
+    fn panel_steps(n: usize, k: usize) -> (usize, usize) {
+        packed::panel_steps::<Avx512>(n, k)
+    }
 
     /// A slot per panel up to the ring's size; slices: two per member, at
     /// most one per sliver.
@@ -185,11 +198,14 @@ mod tests {
         let (k, cols) = (3000, 500);
         let steps = panel_steps(cols, k);
         assert_eq!(steps, (375, 504));
-        assert_eq!(SharedPanels::new(k, cols, steps, 4, usize::MAX).slots(), 8);
-        assert_eq!(SharedPanels::new(k, cols, steps, 4, RING_SLOTS).slots(), 3);
-        assert_eq!(SharedPanels::new(k, cols, steps, 4, 2).slots(), 2);
-        assert_eq!(SharedPanels::new(k, 20, panel_steps(20, k), 4, RING_SLOTS).claims.per_panel(), 2);
-        let one = SharedPanels::new(64, 4000, panel_steps(4000, 64), 16, RING_SLOTS);
+        assert_eq!(SharedPanels::new::<Avx512>(k, cols, steps, 4, usize::MAX).slots(), 8);
+        assert_eq!(SharedPanels::new::<Avx512>(k, cols, steps, 4, RING_SLOTS).slots(), 3);
+        assert_eq!(SharedPanels::new::<Avx512>(k, cols, steps, 4, 2).slots(), 2);
+        assert_eq!(
+            SharedPanels::new::<Avx512>(k, 20, panel_steps(20, k), 4, RING_SLOTS).claims.per_panel(),
+            2
+        );
+        let one = SharedPanels::new::<Avx512>(64, 4000, panel_steps(4000, 64), 16, RING_SLOTS);
         assert_eq!((one.slots(), one.claims.per_panel()), (1, 32));
     }
 }

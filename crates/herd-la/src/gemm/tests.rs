@@ -64,13 +64,12 @@ fn reference(
 /// Every block by the kernel under test, whatever its size.
 const ALWAYS: fn(Kernel, usize, usize) -> Kernel = |kernel, _, _| kernel;
 
-/// The kernels this CPU can run: the detected one and faer's portable
-/// dispatch (once when they are the same).
+/// The kernels this CPU can run: every packed one (AVX-512 and AVX2 on an
+/// AVX-512 machine) and faer's portable dispatch.
 fn kernels() -> Vec<Kernel> {
-    match Kernel::detect() {
-        Kernel::Faer => vec![Kernel::Faer],
-        detected => vec![detected, Kernel::Faer],
-    }
+    let mut all = Kernel::packed_kernels();
+    all.push(Kernel::Faer);
+    all
 }
 
 /// LAPACK's test ratio of `c` against `want`.
@@ -303,10 +302,14 @@ fn auto_grid() {
 #[test]
 fn micro_tile_and_depth_edges() {
     let one = pool(1);
-    let kc = packed_depth();
-    for m in [1, 15, 16, 17, 23, 24, 25, 33] {
-        for n in [1, 13, 14, 15, 27, 28, 29] {
-            for k in [1, 2, 17, kc - 1, kc, kc + 1] {
+    let mut depths: Vec<usize> = cache_blocks().iter().flat_map(|&(kc, _, _)| [kc - 1, kc, kc + 1]).collect();
+    depths.extend([1, 2, 17]);
+    depths.sort_unstable();
+    depths.dedup();
+    // The AVX-512 tile is 16 × 14, the AVX2 one 8 × 6.
+    for m in [1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 33] {
+        for n in [1, 5, 6, 7, 13, 14, 15, 27, 28, 29] {
+            for &k in &depths {
                 for (op_a, op_b) in OPS {
                     check_on(&one, op_a, op_b, (m, n, k), 0.75, -1.25, Blocking::Auto);
                 }
@@ -320,42 +323,28 @@ fn micro_tile_and_depth_edges() {
 #[test]
 fn cache_block_edges() {
     let one = pool(1);
-    let (kc, mc, nc) = (packed_depth(), packed_rows(), packed_cols());
-    for (m, n, k) in [(mc - 1, 20, 2 * kc + 1), (mc + 1, 15, 3), (17, nc + 1, 5), (2 * mc + 3, nc - 1, 2)] {
-        for (op_a, op_b) in [(Op::NoTrans, Op::NoTrans), (Op::Trans, Op::Trans)] {
-            for beta in [0.0, 0.5] {
-                check_on(&one, op_a, op_b, (m, n, k), 1.0, beta, Blocking::Auto);
+    for (kc, mc, nc) in cache_blocks() {
+        for (m, n, k) in [(mc - 1, 20, 2 * kc + 1), (mc + 1, 15, 3), (17, nc + 1, 5), (2 * mc + 3, nc - 1, 2)]
+        {
+            for (op_a, op_b) in [(Op::NoTrans, Op::NoTrans), (Op::Trans, Op::Trans)] {
+                for beta in [0.0, 0.5] {
+                    check_on(&one, op_a, op_b, (m, n, k), 1.0, beta, Blocking::Auto);
+                }
             }
         }
     }
 }
 
-/// The packed product's `KC`, `MC`, `NC` where it is compiled; the same
-/// sizes' role elsewhere (faer's path has no such edges, the test still
-/// runs the shapes).
-#[cfg(target_arch = "x86_64")]
-fn packed_depth() -> usize {
-    super::packed::KC
-}
-#[cfg(target_arch = "x86_64")]
-fn packed_rows() -> usize {
-    super::packed::MC
-}
-#[cfg(target_arch = "x86_64")]
-fn packed_cols() -> usize {
-    super::packed::NC
-}
-#[cfg(not(target_arch = "x86_64"))]
-fn packed_depth() -> usize {
-    256
-}
-#[cfg(not(target_arch = "x86_64"))]
-fn packed_rows() -> usize {
-    480
-}
-#[cfg(not(target_arch = "x86_64"))]
-fn packed_cols() -> usize {
-    4032
+/// The cache blocks `(KC, MC, NC)` of every packed kernel this CPU runs;
+/// where there is none, sizes of the same role (faer's path has no such
+/// edges, the tests still run the shapes).
+fn cache_blocks() -> Vec<(usize, usize, usize)> {
+    let all: Vec<_> = Kernel::packed_kernels().into_iter().filter_map(Kernel::cache_blocks).collect();
+    if all.is_empty() {
+        vec![(256, 480, 4032)]
+    } else {
+        all
+    }
 }
 
 /// Operands that are sub-views of larger matrices (column strides above
@@ -409,7 +398,7 @@ fn padded_operands_every_transpose() {
     }
 }
 
-/// The dispatched kernel and faer's portable path agree entry by entry to
+/// Each packed kernel and faer's portable path agree entry by entry to
 /// rounding on a product large enough to use every loop of the packed one.
 #[test]
 fn dispatched_and_portable_kernels_agree() {
@@ -417,7 +406,7 @@ fn dispatched_and_portable_kernels_agree() {
     let (a, b) = (random_matrix(m, k, 21), random_matrix(k, n, 22));
     let c0 = random_matrix(m, n, 23);
     let mut results = Vec::new();
-    for kernel in [Kernel::detect(), Kernel::Faer] {
+    for kernel in kernels() {
         let mut c = c0.clone();
         pool(2)
             .install(|| {
@@ -438,22 +427,32 @@ fn dispatched_and_portable_kernels_agree() {
     let mut abs_ab = Mat::zeros(m, n);
     matmul(abs_ab.as_mut(), Accum::Replace, abs(&a).as_ref(), abs(&b).as_ref(), 1.0, Par::Seq);
     let gamma = (k + 1) as f64 * f64::EPSILON / (1.0 - (k + 1) as f64 * f64::EPSILON);
-    for j in 0..n {
-        for i in 0..m {
-            let d = (results[0][(i, j)] - results[1][(i, j)]).abs();
-            let bound = 2.0 * gamma * (abs_ab[(i, j)] + c0[(i, j)].abs());
-            assert!(d <= bound, "({i}, {j}): {d:e} > {bound:e}");
+    let portable = results.last().expect("faer's kernel is always run");
+    for (kernel, packed) in kernels().iter().zip(&results) {
+        for j in 0..n {
+            for i in 0..m {
+                let d = (packed[(i, j)] - portable[(i, j)]).abs();
+                let bound = 2.0 * gamma * (abs_ab[(i, j)] + c0[(i, j)].abs());
+                assert!(d <= bound, "{kernel:?} ({i}, {j}): {d:e} > {bound:e}");
+            }
         }
     }
 }
 
-/// On a CPU with AVX-512F the dispatch picks herd's packed kernel, and
-/// never on one without.
+/// On a CPU with AVX-512F the dispatch picks herd's AVX-512 kernel, on one
+/// with AVX2 and FMA but not AVX-512F its AVX2 kernel, and faer's
+/// elsewhere.
 #[test]
 fn dispatch_follows_the_cpu() {
     let detected = Kernel::detect();
     #[cfg(target_arch = "x86_64")]
-    assert_eq!(matches!(detected, Kernel::Avx512(_)), is_x86_feature_detected!("avx512f"));
+    {
+        let avx512 = is_x86_feature_detected!("avx512f");
+        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        assert_eq!(matches!(detected, Kernel::Avx512(_)), avx512);
+        assert_eq!(matches!(detected, Kernel::Avx2(_)), avx2 && !avx512);
+        assert_eq!(matches!(detected, Kernel::Faer), !avx2 && !avx512);
+    }
     #[cfg(not(target_arch = "x86_64"))]
     assert!(matches!(detected, Kernel::Faer));
 }
@@ -500,15 +499,14 @@ fn auto_grid_of_large_pools() {
 /// `B` packed once per panel per column group: the values of every panel of
 /// every group's columns, `k × (its columns rounded up to NR per panel)`.
 #[cfg(target_arch = "x86_64")]
-fn b_once(grid: Grid, n: usize, k: usize) -> usize {
-    use super::kernel_avx512::NR;
+fn b_once(kernel: Kernel, grid: Grid, n: usize, k: usize) -> usize {
     (0..grid.bc)
         .map(|g| {
             let cols = grid.nb.min(n - g * grid.nb);
-            let (_, nc_step) = super::packed::panel_steps(cols, k);
+            let (nr, (_, nc_step)) = kernel.packing(cols, k).expect("a packed kernel");
             (0..cols)
                 .step_by(nc_step)
-                .map(|jc| nc_step.min(cols - jc).next_multiple_of(NR) * k)
+                .map(|jc| nc_step.min(cols - jc).next_multiple_of(nr) * k)
                 .sum::<usize>()
         })
         .sum()
@@ -551,61 +549,64 @@ fn counted(
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn shared_b_panels_packed_once_per_group() {
-    let Kernel::Avx512(_) = Kernel::detect() else { return };
-    let kernel = Kernel::detect();
-    for threads in 1..=8 {
-        let pool = pool(threads);
-        for (m, n, k) in [
-            (1000usize, 600usize, 64usize),
-            (700, 900, 256),
-            (1030, 517, 385),
-            (640, 1100, 1000),
-            (900, 300, 1),
-        ] {
-            let shape = (m, n, k);
-            let blockings = [
-                Blocking::Auto,
-                Blocking::Fixed { rows: m.div_ceil(threads.max(2)), cols: n },
-                Blocking::Fixed { rows: 200, cols: 300 },
-            ];
-            for blocking in blockings {
-                let grid = Grid::new(blocking, shape, threads).expect("a grid");
-                let (c_old, old) = counted(&pool, kernel, Sharing::Never, shape, blocking);
-                let (c_new, new) = counted(&pool, kernel, Sharing::Ring(usize::MAX), shape, blocking);
-                let (c_auto, auto) = counted(&pool, kernel, Sharing::Auto, shape, blocking);
-                let what = format!("P={threads} {m}x{n}x{k} {grid:?}");
-                assert!(c_auto == c_old, "{what}: the default ring");
-                assert!(auto.b <= old.b && auto.b - auto.b_private <= b_once(grid, n, k), "{what}: {auto:?}");
-                assert!(c_old
-                    .col_iter()
-                    .zip(c_new.col_iter())
-                    .all(|(x, y)| x.iter().zip(y.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
-                let (a, b) = (random_matrix(m, k, 31), random_matrix(n, k, 32));
-                let want = reference(Op::NoTrans, Op::Trans, -1.0, &a, &b, 1.0, &random_matrix(m, n, 33));
-                let r = ratio((&c_new, &want), (-1.0, &a, &b, k), 1.0, &random_matrix(m, n, 33));
-                assert!(r < THRESHOLD, "{what}: ratio {r}");
-                let once = b_once(grid, n, k);
-                assert_eq!(old.b, grid.br * once, "{what}: without sharing, B once per block");
-                assert_eq!(old.b_private, old.b, "{what}");
-                assert_eq!(new.a, old.a, "{what}: A packed as before");
-                let panels = (0..grid.bc)
-                    .map(|g| {
-                        let cols = grid.nb.min(n - g * grid.nb);
-                        let (kc, nc) = super::packed::panel_steps(cols, k);
-                        k.div_ceil(kc) * cols.div_ceil(nc)
-                    })
-                    .max();
-                if grid.br >= SHARE_MIN_MEMBERS && panels <= Some(RING_SLOTS) {
-                    assert_eq!(auto.b, once, "{what}: every panel in the default ring, B once per group");
-                }
-                if grid.br < SHARE_MIN_MEMBERS {
-                    assert_eq!(auto, old, "{what}: groups this small pack per block by default");
-                }
-                if grid.br >= 2 {
-                    assert_eq!(new.b, once, "{what}: B once per panel per group");
-                    assert_eq!(new.b_private, 0, "{what}");
-                } else {
-                    assert_eq!(new, old, "{what}: a group of one block packs as before");
+    for kernel in Kernel::packed_kernels() {
+        for threads in 1..=8 {
+            let pool = pool(threads);
+            for (m, n, k) in [
+                (1000usize, 600usize, 64usize),
+                (700, 900, 256),
+                (1030, 517, 385),
+                (640, 1100, 1000),
+                (900, 300, 1),
+            ] {
+                let shape = (m, n, k);
+                let blockings = [
+                    Blocking::Auto,
+                    Blocking::Fixed { rows: m.div_ceil(threads.max(2)), cols: n },
+                    Blocking::Fixed { rows: 200, cols: 300 },
+                ];
+                for blocking in blockings {
+                    let grid = Grid::new(blocking, shape, threads).expect("a grid");
+                    let (c_old, old) = counted(&pool, kernel, Sharing::Never, shape, blocking);
+                    let (c_new, new) = counted(&pool, kernel, Sharing::Ring(usize::MAX), shape, blocking);
+                    let (c_auto, auto) = counted(&pool, kernel, Sharing::Auto, shape, blocking);
+                    let what = format!("P={threads} {m}x{n}x{k} {grid:?}");
+                    assert!(c_auto == c_old, "{what}: the default ring");
+                    assert!(
+                        auto.b <= old.b && auto.b - auto.b_private <= b_once(kernel, grid, n, k),
+                        "{what}: {auto:?}"
+                    );
+                    assert!(c_old
+                        .col_iter()
+                        .zip(c_new.col_iter())
+                        .all(|(x, y)| x.iter().zip(y.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
+                    let (a, b) = (random_matrix(m, k, 31), random_matrix(n, k, 32));
+                    let want = reference(Op::NoTrans, Op::Trans, -1.0, &a, &b, 1.0, &random_matrix(m, n, 33));
+                    let r = ratio((&c_new, &want), (-1.0, &a, &b, k), 1.0, &random_matrix(m, n, 33));
+                    assert!(r < THRESHOLD, "{what}: ratio {r}");
+                    let once = b_once(kernel, grid, n, k);
+                    assert_eq!(old.b, grid.br * once, "{what}: without sharing, B once per block");
+                    assert_eq!(old.b_private, old.b, "{what}");
+                    assert_eq!(new.a, old.a, "{what}: A packed as before");
+                    let panels = (0..grid.bc)
+                        .map(|g| {
+                            let cols = grid.nb.min(n - g * grid.nb);
+                            let (_, (kc, nc)) = kernel.packing(cols, k).expect("a packed kernel");
+                            k.div_ceil(kc) * cols.div_ceil(nc)
+                        })
+                        .max();
+                    if grid.br >= SHARE_MIN_MEMBERS && panels <= Some(RING_SLOTS) {
+                        assert_eq!(auto.b, once, "{what}: every panel in the default ring, B once per group");
+                    }
+                    if grid.br < SHARE_MIN_MEMBERS {
+                        assert_eq!(auto, old, "{what}: groups this small pack per block by default");
+                    }
+                    if grid.br >= 2 {
+                        assert_eq!(new.b, once, "{what}: B once per panel per group");
+                        assert_eq!(new.b_private, 0, "{what}");
+                    } else {
+                        assert_eq!(new, old, "{what}: a group of one block packs as before");
+                    }
                 }
             }
         }
@@ -619,26 +620,28 @@ fn shared_b_panels_packed_once_per_group() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn small_ring_reuses_slots_and_falls_back() {
-    let Kernel::Avx512(_) = Kernel::detect() else { return };
-    let kernel = Kernel::detect();
-    // 8 panels deep (k = 3000: kc = 375) for each group; ring of 2 slots.
-    let (m, n, k) = (600, 500, 3000);
-    let ring = 2;
-    for threads in [1, 2, 3, 4, 8] {
-        let pool = pool(threads);
-        for blocking in [Blocking::Fixed { rows: 100, cols: 500 }, Blocking::Fixed { rows: 150, cols: 250 }] {
-            let grid = Grid::new(blocking, (m, n, k), threads).expect("a grid");
-            let (c_old, old) = counted(&pool, kernel, Sharing::Never, (m, n, k), blocking);
-            let (c_new, new) = counted(&pool, kernel, Sharing::Ring(ring), (m, n, k), blocking);
-            let what = format!("P={threads} {grid:?} {new:?}");
-            assert!(c_old
-                .col_iter()
-                .zip(c_new.col_iter())
-                .all(|(x, y)| x.iter().zip(y.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
-            let once = b_once(grid, n, k);
-            assert!(new.b - new.b_private <= once, "{what}: a panel packed twice into the ring");
-            assert!(new.b >= once && new.b <= old.b, "{what}");
-            assert_eq!(new.a, old.a, "{what}");
+    for kernel in Kernel::packed_kernels() {
+        // 8 panels deep (k = 3000: kc = 375) for each group; ring of 2 slots.
+        let (m, n, k) = (600, 500, 3000);
+        let ring = 2;
+        for threads in [1, 2, 3, 4, 8] {
+            let pool = pool(threads);
+            for blocking in
+                [Blocking::Fixed { rows: 100, cols: 500 }, Blocking::Fixed { rows: 150, cols: 250 }]
+            {
+                let grid = Grid::new(blocking, (m, n, k), threads).expect("a grid");
+                let (c_old, old) = counted(&pool, kernel, Sharing::Never, (m, n, k), blocking);
+                let (c_new, new) = counted(&pool, kernel, Sharing::Ring(ring), (m, n, k), blocking);
+                let what = format!("P={threads} {grid:?} {new:?}");
+                assert!(c_old
+                    .col_iter()
+                    .zip(c_new.col_iter())
+                    .all(|(x, y)| x.iter().zip(y.iter()).all(|(u, v)| u.to_bits() == v.to_bits())));
+                let once = b_once(kernel, grid, n, k);
+                assert!(new.b - new.b_private <= once, "{what}: a panel packed twice into the ring");
+                assert!(new.b >= once && new.b <= old.b, "{what}");
+                assert_eq!(new.a, old.a, "{what}");
+            }
         }
     }
 }
@@ -651,40 +654,41 @@ fn small_ring_reuses_slots_and_falls_back() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn absent_and_busy_members_never_block() {
-    let Kernel::Avx512(_) = Kernel::detect() else { return };
-    let kernel = Kernel::detect();
-    let (m, n, k) = (800, 700, 500);
-    let eight = Blocking::Fixed { rows: 100, cols: 350 };
-    let grid = Grid::new(eight, (m, n, k), 1).expect("a grid");
-    let (c_ref, _) = counted(&pool(1), kernel, Sharing::Never, (m, n, k), eight);
-    let (c_one, one) = counted(&pool(1), kernel, Sharing::Auto, (m, n, k), eight);
-    assert_eq!(one.b, b_once(grid, n, k), "one participant packs B once per group");
-    assert!(c_one == c_ref);
-    let two = pool(2);
-    let (x, y) = two.install(|| {
-        herd::join(
-            || counted(&two, kernel, Sharing::Auto, (m, n, k), eight),
-            || counted(&two, kernel, Sharing::Auto, (m, n, k), eight),
-        )
-    });
-    assert!(x.0 == c_ref && y.0 == c_ref);
-    let busy = std::sync::atomic::AtomicBool::new(false);
-    let (_, z) = two.install(|| {
-        herd::join(
-            || {
-                let t = std::time::Instant::now();
-                while t.elapsed() < std::time::Duration::from_millis(200) && !busy.load(Ordering::Relaxed) {
-                    std::hint::spin_loop();
-                }
-            },
-            || {
-                let r = counted(&two, kernel, Sharing::Auto, (m, n, k), eight);
-                busy.store(true, Ordering::Relaxed);
-                r
-            },
-        )
-    });
-    assert!(z.0 == c_ref);
+    for kernel in Kernel::packed_kernels() {
+        let (m, n, k) = (800, 700, 500);
+        let eight = Blocking::Fixed { rows: 100, cols: 350 };
+        let grid = Grid::new(eight, (m, n, k), 1).expect("a grid");
+        let (c_ref, _) = counted(&pool(1), kernel, Sharing::Never, (m, n, k), eight);
+        let (c_one, one) = counted(&pool(1), kernel, Sharing::Auto, (m, n, k), eight);
+        assert_eq!(one.b, b_once(kernel, grid, n, k), "one participant packs B once per group");
+        assert!(c_one == c_ref);
+        let two = pool(2);
+        let (x, y) = two.install(|| {
+            herd::join(
+                || counted(&two, kernel, Sharing::Auto, (m, n, k), eight),
+                || counted(&two, kernel, Sharing::Auto, (m, n, k), eight),
+            )
+        });
+        assert!(x.0 == c_ref && y.0 == c_ref);
+        let busy = std::sync::atomic::AtomicBool::new(false);
+        let (_, z) = two.install(|| {
+            herd::join(
+                || {
+                    let t = std::time::Instant::now();
+                    while t.elapsed() < std::time::Duration::from_millis(200) && !busy.load(Ordering::Relaxed)
+                    {
+                        std::hint::spin_loop();
+                    }
+                },
+                || {
+                    let r = counted(&two, kernel, Sharing::Auto, (m, n, k), eight);
+                    busy.store(true, Ordering::Relaxed);
+                    r
+                },
+            )
+        });
+        assert!(z.0 == c_ref);
+    }
 }
 
 /// Every block of the grid can run at the same time as every other: with as

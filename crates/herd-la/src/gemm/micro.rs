@@ -1,0 +1,67 @@
+//! What herd's packed product (`packed.rs`) needs of a micro-kernel: the
+//! shape of its tile of `C`, the cache blocking that suits it, the packing
+//! of its slivers, and the tile update itself. One implementation per
+//! instruction set, each behind a proof that the running CPU has it:
+//! [`Avx512`](super::kernel_avx512::Avx512) (16 × 14) and
+//! [`Avx2`](super::kernel_avx2::Avx2) (8 × 6).
+
+use core::mem::MaybeUninit;
+
+use faer::MatRef;
+
+/// Columns of a packed panel of `B` at most, for every kernel (a multiple
+/// of each kernel's `NR`): 12 MiB with `kc = 384`, held in L3.
+pub(super) const NC: usize = 4032;
+
+/// The largest `MR × NR` of any kernel: the scratch tiles are this long.
+pub(super) const MAX_TILE: usize = 16 * 14;
+
+/// A micro-kernel of herd's packed product; see the module documentation.
+pub(super) trait MicroKernel: Copy + core::fmt::Debug {
+    /// Rows of the micro-tile: the height of a packed sliver of `A`.
+    const MR: usize;
+    /// Columns of the micro-tile: the width of a packed sliver of `B`.
+    const NR: usize;
+    /// Depth of a packed slice at most (a `KC × NR` sliver of `B` stays in
+    /// L1 across the inner loop).
+    const KC: usize;
+    /// Rows of a packed block of `A` at most (a multiple of `MR`; the
+    /// `MC × KC` block stays in L2).
+    const MC: usize;
+
+    /// `C[0..mr, 0..nr] ← α·(Ā·B̄) + β·C[0..mr, 0..nr]` for a packed
+    /// `MR × kc` sliver `a` of `A` and `kc × NR` sliver `b` of `B` (the
+    /// layouts of [`pack`](super::pack)); `C`'s element `(i, j)` is at
+    /// `c + i·rs + j·cs`; `β = 0` never reads `C`.
+    ///
+    /// # Safety
+    /// `a` and `b` are readable for `kc·MR` and `kc·NR` values;
+    /// `mr ≤ MR`, `nr ≤ NR`; every `c + i·rs + j·cs` with `i < mr`,
+    /// `j < nr` is writable, readable when `β ≠ 0`, and aliases neither
+    /// sliver.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn tile(
+        self,
+        kc: usize,
+        a: *const f64,
+        b: *const f64,
+        alpha: f64,
+        beta: f64,
+        c: *mut f64,
+        strides: (isize, isize),
+        size: (usize, usize),
+    );
+
+    /// [`pack`](super::pack::pack) in slivers of `MR` rows (a block of `A`).
+    fn pack_a<'d>(dst: &'d mut [MaybeUninit<f64>], x: MatRef<'_, f64>) -> &'d [f64];
+
+    /// [`pack`](super::pack::pack) in slivers of `NR` rows (a panel of `B`,
+    /// passed transposed).
+    fn pack_b<'d>(dst: &'d mut [MaybeUninit<f64>], x: MatRef<'_, f64>) -> &'d [f64];
+}
+
+/// Checks at compile time that a kernel's constants fit the packed
+/// product: whole slivers in a block and a panel, a tile in the scratch.
+pub(super) const fn check<K: MicroKernel>() {
+    assert!(K::MC.is_multiple_of(K::MR) && NC.is_multiple_of(K::NR) && K::MR * K::NR <= MAX_TILE);
+}
