@@ -82,7 +82,7 @@ pub use blas_enums::{Diag, Uplo};
 pub use cholesky::{potrf_seq_tiled, potrf_seq_tiled_with, residual, residual_probe};
 pub use error::LaError;
 pub use flow::{potrf_flow, priority as potrf_priority, FlowReport};
-pub use gemm::{gemm, Blocking, Gemm, Op};
+pub use gemm::{gemm, gemm_kernel, Blocking, Gemm, Op};
 pub use in_place::potrf_flow_in_place;
 pub use kernels::Backend;
 pub use lu::{getrf, getrf_probe, getrs, Getrf, LuSchedule};

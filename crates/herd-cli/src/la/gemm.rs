@@ -156,7 +156,7 @@ pub fn gemm(args: &GemmArgs) -> CliResult {
         let accum = if form.beta == 0.0 { Accum::Replace } else { Accum::Add };
         let herd_gemm = Gemm::new(Op::NoTrans, op_b, form.alpha, form.beta).blocking(blocking);
         let mut contenders = vec![
-            Contender::new("herd", format!("herd gemm ({blocking:?})"), |_| {
+            Contender::new("herd", format!("herd gemm ({blocking:?}, {})", herd_la::gemm_kernel()), |_| {
                 ops.run(&form, |c| {
                     timed(|| {
                         pool.install(|| herd_gemm.run(a, ops.b.as_ref(), c.as_mut()))

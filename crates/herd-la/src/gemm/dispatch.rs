@@ -111,6 +111,18 @@ impl Kernel {
         }
     }
 
+    /// What this kernel is, for people: `"avx512 16x14"`, `"avx2 8x6"`
+    /// (herd's packed product with that micro-kernel) or `"faer"`.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(_) => "avx512 16x14",
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(_) => "avx2 8x6",
+            Kernel::Faer => "faer",
+        }
+    }
+
     /// The kernel for a `rows × cols` block of `C`: `self`, except that
     /// herd's packed product leaves blocks narrower than
     /// [`PACKED_MIN_SIDE`] to faer, whose edge kernels fit small shapes.

@@ -283,6 +283,15 @@ fn scale(mut c: MatMut<'_, f64>, beta: f64) {
     }
 }
 
+/// The kernel herd's GEMM (and the routines built on it) multiplies blocks
+/// with on this CPU, for blocks at least 256 wide: `"avx512 16x14"` or
+/// `"avx2 8x6"` (herd's packed product with that micro-kernel), or
+/// `"faer"` (faer's sequential matmul, on CPUs with neither; narrower
+/// blocks always go to faer's).
+pub fn gemm_kernel() -> &'static str {
+    Kernel::detect().name()
+}
+
 /// `c ← c − a·b` on the calling thread alone, by the kernel [`gemm`] gives
 /// a block of `c`'s shape (herd's packed product where the CPU has AVX-512F
 /// or AVX2 and the block is wide enough, else faer's): for routines that cut and

@@ -455,6 +455,7 @@ fn dispatch_follows_the_cpu() {
     }
     #[cfg(not(target_arch = "x86_64"))]
     assert!(matches!(detected, Kernel::Faer));
+    assert_eq!(super::gemm_kernel(), detected.name());
 }
 
 /// `Gemm::run` leaves narrow blocks to faer and keeps wide ones on the
