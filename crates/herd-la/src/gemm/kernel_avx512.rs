@@ -19,7 +19,7 @@ use core::mem::MaybeUninit;
 
 use faer::MatRef;
 
-use super::micro::{check, MicroKernel};
+use super::micro::{check, combine_scratch, MicroKernel};
 use super::pack::pack;
 
 /// Rows of the micro-tile (two 8-wide vectors).
@@ -149,14 +149,6 @@ unsafe fn tile(
             _mm512_storeu_pd(scratch.as_mut_ptr().add(j * MR + 8), _mm512_mul_pd(va, acc[2 * j + 1]));
         }
     }
-    for j in 0..nr {
-        for i in 0..mr {
-            // SAFETY: `i < mr`, `j < nr`: an element of the tile.
-            unsafe {
-                let dst = c.offset(i as isize * rs + j as isize * cs);
-                let ab = scratch[j * MR + i];
-                *dst = if beta == 0.0 { ab } else { ab + beta * *dst };
-            }
-        }
-    }
+    // SAFETY: the caller's contract on `c` for the `mr × nr` tile.
+    unsafe { combine_scratch(&scratch, MR, beta, c, (rs, cs), (mr, nr)) };
 }

@@ -60,6 +60,35 @@ pub(super) trait MicroKernel: Copy + core::fmt::Debug {
     fn pack_b<'d>(dst: &'d mut [MaybeUninit<f64>], x: MatRef<'_, f64>) -> &'d [f64];
 }
 
+/// `C[i, j] ← ab(i, j) + β·C[i, j]` (`β = 0`: without reading `C`) for
+/// `i < mr`, `j < nr`, where `ab(i, j) = scratch[j·ld + i]` is a kernel's
+/// tile of `α·A·B` stored column-major: the write-back of edge tiles and
+/// of row-major or strided `C`.
+///
+/// # Safety
+/// Every `c + i·rs + j·cs` with `i < mr`, `j < nr` is writable (readable
+/// when `β ≠ 0`) and does not alias `scratch`; `scratch` holds `nr` columns of
+/// `ld ≥ mr` values.
+pub(super) unsafe fn combine_scratch(
+    scratch: &[f64],
+    ld: usize,
+    beta: f64,
+    c: *mut f64,
+    (rs, cs): (isize, isize),
+    (mr, nr): (usize, usize),
+) {
+    for j in 0..nr {
+        for i in 0..mr {
+            // SAFETY: `i < mr`, `j < nr`: an element of the tile.
+            unsafe {
+                let dst = c.offset(i as isize * rs + j as isize * cs);
+                let ab = scratch[j * ld + i];
+                *dst = if beta == 0.0 { ab } else { ab + beta * *dst };
+            }
+        }
+    }
+}
+
 /// Checks at compile time that a kernel's constants fit the packed
 /// product: whole slivers in a block and a panel, a tile in the scratch.
 pub(super) const fn check<K: MicroKernel>() {
