@@ -1,5 +1,6 @@
 //! `herd topo`: the topology and the placement of a pool built from the
-//! environment.
+//! environment, and (as text) the micro-kernel herd-la's GEMM uses on this
+//! CPU.
 
 use crate::CliResult;
 
@@ -11,6 +12,7 @@ pub fn run(json: bool) -> CliResult {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {
         print!("{}", info.render(true));
+        println!("herd: dense kernels (herd-la GEMM): {}", herd_la::gemm_kernel());
     }
     Ok(())
 }

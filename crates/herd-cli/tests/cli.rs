@@ -40,6 +40,8 @@ fn topo_text_shows_tree_and_map() {
     let o = ok(&mut herd(&["topo"]));
     let s = stdout(&o);
     assert!(s.contains("Machine") && s.contains("PU L#0") && s.contains("master on PU"), "{s}");
+    let kernel = s.lines().find_map(|l| l.strip_prefix("herd: dense kernels (herd-la GEMM): ")).expect(&s);
+    assert!(["avx512 16x14", "avx2 8x6", "faer"].contains(&kernel), "{s}");
 }
 
 const SYNTHETIC: &str = "pack:4 l3:1 core:8 pu:1";
