@@ -206,6 +206,49 @@ fn nan_c_product(m: usize, n: usize, k: usize, alpha: f64, beta: f64) -> Mat<f64
     c
 }
 
+/// `β = 0` on every kernel, whatever the block size (the public `gemm`
+/// above gives blocks this small to faer): the packed kernels' whole tiles,
+/// edge tiles and row-major `C` never read the NaN in `C`.
+#[test]
+fn every_kernel_with_beta_zero_ignores_nan_in_c() {
+    for kernel in kernels() {
+        for (m, n, k) in [(16, 14, 3), (8, 6, 5), (37, 29, 70), (300, 200, 40)] {
+            let (a, b) = (random_matrix(m, k, 5), random_matrix(k, n, 6));
+            for row_major in [false, true] {
+                let mut store = Mat::from_fn(m.max(n), m.max(n), |_, _| f64::NAN);
+                let c = if row_major {
+                    store.as_mut().submatrix_mut(0, 0, n, m).transpose_mut()
+                } else {
+                    store.as_mut().submatrix_mut(0, 0, m, n)
+                };
+                pool(1)
+                    .install(|| {
+                        Gemm::new(Op::NoTrans, Op::NoTrans, 1.5, 0.0).run_with(
+                            kernel,
+                            ALWAYS,
+                            a.as_ref(),
+                            b.as_ref(),
+                            c,
+                        )
+                    })
+                    .expect("valid arguments");
+                let c = if row_major {
+                    store.as_ref().submatrix(0, 0, n, m).transpose().to_owned()
+                } else {
+                    store.as_ref().submatrix(0, 0, m, n).to_owned()
+                };
+                assert!(
+                    c.as_ref().is_all_finite(),
+                    "{kernel:?} {m}x{n}x{k} row-major {row_major}: NaN left in C"
+                );
+                let want = reference(Op::NoTrans, Op::NoTrans, 1.5, &a, &b, 0.0, &Mat::zeros(m, n));
+                let r = ratio((&c, &want), (1.5, &a, &b, k), 0.0, &Mat::zeros(m, n));
+                assert!(r < THRESHOLD, "{kernel:?} {m}x{n}x{k}: ratio {r}");
+            }
+        }
+    }
+}
+
 #[test]
 fn beta_zero_ignores_nan_in_c() {
     for (m, n, k) in [
