@@ -87,9 +87,9 @@ impl Kernel {
         use super::micro::MicroKernel;
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(_) => Some((Avx512::NR, super::packed::panel_steps::<Avx512>(cols, k))),
+            Kernel::Avx512(_) => Some((Avx512::NR, super::micro::panel_steps::<Avx512>(cols, k))),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2(_) => Some((Avx2::NR, super::packed::panel_steps::<Avx2>(cols, k))),
+            Kernel::Avx2(_) => Some((Avx2::NR, super::micro::panel_steps::<Avx2>(cols, k))),
             Kernel::Faer => {
                 let _ = (cols, k);
                 None
@@ -147,21 +147,9 @@ impl Kernel {
     ) -> Option<SharedPanels> {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(_) => Some(SharedPanels::new::<Avx512>(
-                k,
-                cols,
-                super::packed::panel_steps::<Avx512>(cols, k),
-                members,
-                ring_slots,
-            )),
+            Kernel::Avx512(_) => Some(SharedPanels::new::<Avx512>(k, cols, members, ring_slots)),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2(_) => Some(SharedPanels::new::<Avx2>(
-                k,
-                cols,
-                super::packed::panel_steps::<Avx2>(cols, k),
-                members,
-                ring_slots,
-            )),
+            Kernel::Avx2(_) => Some(SharedPanels::new::<Avx2>(k, cols, members, ring_slots)),
             Kernel::Faer => {
                 let _ = (k, cols, members, ring_slots);
                 None

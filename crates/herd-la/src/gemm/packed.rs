@@ -23,23 +23,9 @@ use core::mem::MaybeUninit;
 use faer::{MatMut, MatRef};
 
 use super::counts::PackCounts;
-use super::micro::{MicroKernel, MAX_TILE, NC};
+use super::micro::{balanced_step, panel_steps, MicroKernel, MAX_TILE};
 use super::pack::packed_len;
 use super::shared_panels::SharedPanels;
-
-/// The step that cuts `len` into `ceil(len / max)` nearly equal chunks,
-/// rounded up to a multiple of `align` (`max` is one): no thin last chunk.
-fn balanced_step(len: usize, max: usize, align: usize) -> usize {
-    let parts = len.div_ceil(max).max(1);
-    len.div_ceil(parts).next_multiple_of(align).min((max / align).max(1) * align)
-}
-
-/// The depth and width steps `(kc, nc)` of the panels of `B` for a block
-/// of `n` columns and inner dimension `k`: [`gemm`] walks `B` in these, and
-/// a column group's [`SharedPanels`] are cut the same way.
-pub(super) fn panel_steps<K: MicroKernel>(n: usize, k: usize) -> (usize, usize) {
-    (balanced_step(k, K::KC, 1), balanced_step(n, NC, K::NR))
-}
 
 /// Scratch buffers up to this many values (1 MiB) are kept by their thread
 /// for its next product (two at most: `A`'s and `B`'s), so that small
@@ -276,33 +262,6 @@ unsafe fn diagonal_tile<K: MicroKernel>(
             let e = unsafe { &mut *c.offset(i as isize * rs + j as isize * cs) };
             let ab = scratch[i + j * K::MR];
             *e = if beta == 0.0 { ab } else { ab + beta * *e };
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn balanced_steps_cover_without_thin_chunks() {
-        assert_eq!(balanced_step(4000, 256, 1), 250);
-        assert_eq!(balanced_step(4000, 384, 1), 364);
-        assert_eq!(balanced_step(2000, 480, 16), 400);
-        assert_eq!(balanced_step(2000, 320, 16), 288);
-        assert_eq!(balanced_step(4000, 4032, 14), 4004);
-        assert_eq!(balanced_step(4000, 4032, 6), 4002);
-        assert_eq!(balanced_step(5, 480, 16), 16);
-        assert_eq!(balanced_step(1, 256, 1), 1);
-        for len in 1..2000 {
-            for (max, align) in [(384, 1), (192, 16), (96, 8), (NC, 14), (NC, 6), (28, 14), (7, 1)] {
-                let step = balanced_step(len, max, align);
-                assert!(
-                    step >= 1 && step <= max.max(align) && step.is_multiple_of(align),
-                    "{len} {max} {align}"
-                );
-                assert!(len.div_ceil(step) <= len.div_ceil(max).max(1) + 1, "{len} {max} {align}: {step}");
-            }
         }
     }
 }

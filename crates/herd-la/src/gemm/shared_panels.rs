@@ -16,7 +16,7 @@ use core::mem::MaybeUninit;
 use faer::MatRef;
 
 use super::claims::{Claims, Entered};
-use super::micro::MicroKernel;
+use super::micro::{panel_steps, MicroKernel};
 use super::pack::packed_len;
 
 /// Slots in a group's ring (fewer when the group has fewer panels). Three
@@ -87,18 +87,17 @@ impl Panel<'_> {
 }
 
 impl SharedPanels {
-    /// The panels of a `k × cols` group of `op(B)` walked in steps of
-    /// `(kc_step, nc_step)` (the packed product's, for `k` and `cols`), for
-    /// `members` members, in a ring of at most `ring_slots` panels (see
-    /// [`RING_SLOTS`]; `usize::MAX`: a slot for every panel, never reused),
-    /// packed for the kernel `K`.
+    /// The panels of a `k × cols` group of `op(B)` walked in the packed
+    /// product's steps for the kernel `K` ([`panel_steps`]), packed for it,
+    /// for `members` members, in a ring of at most `ring_slots` panels (see
+    /// [`RING_SLOTS`]; `usize::MAX`: a slot for every panel, never reused).
     pub(super) fn new<K: MicroKernel>(
         k: usize,
         cols: usize,
-        (kc_step, nc_step): (usize, usize),
         members: usize,
         ring_slots: usize,
     ) -> SharedPanels {
+        let (kc_step, nc_step) = panel_steps::<K>(cols, k);
         let depth_panels = k.div_ceil(kc_step).max(1);
         let panels = depth_panels * cols.div_ceil(nc_step).max(1);
         let nr = K::NR;
@@ -184,28 +183,20 @@ impl SharedPanels {
 #[cfg(test)]
 mod tests {
     use super::super::kernel_avx512::Avx512;
-    use super::super::packed;
     use super::*;
-
-    fn panel_steps(n: usize, k: usize) -> (usize, usize) {
-        packed::panel_steps::<Avx512>(n, k)
-    }
 
     /// A slot per panel up to the ring's size; slices: two per member, at
     /// most one per sliver.
     #[test]
     fn ring_slots_and_slices() {
         let (k, cols) = (3000, 500);
-        let steps = panel_steps(cols, k);
+        let steps = panel_steps::<Avx512>(cols, k);
         assert_eq!(steps, (375, 504));
-        assert_eq!(SharedPanels::new::<Avx512>(k, cols, steps, 4, usize::MAX).slots(), 8);
-        assert_eq!(SharedPanels::new::<Avx512>(k, cols, steps, 4, RING_SLOTS).slots(), 3);
-        assert_eq!(SharedPanels::new::<Avx512>(k, cols, steps, 4, 2).slots(), 2);
-        assert_eq!(
-            SharedPanels::new::<Avx512>(k, 20, panel_steps(20, k), 4, RING_SLOTS).claims.per_panel(),
-            2
-        );
-        let one = SharedPanels::new::<Avx512>(64, 4000, panel_steps(4000, 64), 16, RING_SLOTS);
+        assert_eq!(SharedPanels::new::<Avx512>(k, cols, 4, usize::MAX).slots(), 8);
+        assert_eq!(SharedPanels::new::<Avx512>(k, cols, 4, RING_SLOTS).slots(), 3);
+        assert_eq!(SharedPanels::new::<Avx512>(k, cols, 4, 2).slots(), 2);
+        assert_eq!(SharedPanels::new::<Avx512>(k, 20, 4, RING_SLOTS).claims.per_panel(), 2);
+        let one = SharedPanels::new::<Avx512>(64, 4000, 16, RING_SLOTS);
         assert_eq!((one.slots(), one.claims.per_panel()), (1, 32));
     }
 }
