@@ -10,6 +10,18 @@ use herd_mpi::copy::pipelined::{exchange_pipelined, PipelinedExchange, DEFAULT_C
 use herd_mpi::copy::shared_window::{Route, SharedWindowExchange, DEFAULT_WINDOW_CHUNK_BYTES};
 use herd_mpi::{mpi_test, pack, unpack, Mpi, Options, Vector};
 
+/// The most messages (or window chunks) one exchange of these tests may take. A tenth
+/// under ThreadSanitizer (`make tsan` sets `herd_tsan`): there every message costs ~20×
+/// and these tests took 4.5 of CI's minutes; 2,000 one-element messages an exchange
+/// still drive the communicator thread's queue and request progress through every path
+/// (TSan sees only races inside a rank; the shared window between ranks is checked by
+/// the full counts in the uninstrumented run of `make test`).
+const MAX_MESSAGES: usize = if cfg!(herd_tsan) { 2_000 } else { 20_000 };
+
+/// Rounds of the back-to-back shared-window test (a tenth under ThreadSanitizer, as
+/// [`MAX_MESSAGES`]).
+const BACK_TO_BACK_ROUNDS: usize = if cfg!(herd_tsan) { 150 } else { 1_500 };
+
 fn layouts() -> Vec<Vector> {
     vec![
         Vector { count: 0, blocklen: 3, stride: 5 },
@@ -130,7 +142,7 @@ fn pipelined_matches_datatype(mpi: &Mpi, peer: usize, tag: i32, max_n: usize) {
         assert_eq!(by_type, want, "MPI_Sendrecv_replace, {l:?}, rank {r}");
         let n = l.packed_len().unwrap();
         for chunk in [1usize, 8, 24, 1000, 64 << 10, DEFAULT_CHUNK_BYTES, 1 << 40] {
-            if n / (chunk / 8).max(1) > 20_000 {
+            if n / (chunk / 8).max(1) > MAX_MESSAGES {
                 continue; // too many messages to be quick
             }
             let mut ex = PipelinedExchange::new(chunk).unwrap();
@@ -209,7 +221,7 @@ fn shared_window_matches_datatype(mpi: &Mpi, peer: usize, tag: i32) {
         assert_eq!(by_type, exchanged(&mine, &matrix(peer, 1, len), off, l), "datatype, {l:?}");
         let n = l.packed_len().unwrap();
         for chunk in [8usize, 24, 1000, 64 << 10, DEFAULT_WINDOW_CHUNK_BYTES, 1 << 40] {
-            if n / (chunk / 8).max(1) > 20_000 {
+            if n / (chunk / 8).max(1) > MAX_MESSAGES {
                 continue; // too many chunks to be quick when 4 ranks share 2 cores
             }
             for slots in [1usize, 2, 4] {
@@ -290,7 +302,7 @@ mpi_test!(fn shared_window_exchange_back_to_back_with_changing_data() ranks [2, 
     };
     for (chunk, slots) in [(8 * 100, 1usize), (8 * 100, 2), (8 * 333, 4), (1 << 20, 1)] {
         let mut ex = SharedWindowExchange::new(chunk, slots).unwrap();
-        for round in 0..1500 {
+        for round in 0..BACK_TO_BACK_ROUNDS {
             let mut a = round_data(r, round);
             let route = ex.exchange(&mpi, peer, 88, &mut a[off..], l).unwrap();
             assert_eq!(route, Route::SharedWindow);

@@ -157,6 +157,13 @@ impl<V: Send + Sync + 'static> Tuner<u32> for RoundRobin<V> {
     }
 }
 
+/// The item each link of `quiescence_waits_for_messages_in_flight` puts: 256 KiB, so that
+/// it is still in flight when its sender's steps are done. 16 KiB under ThreadSanitizer
+/// (`make tsan` sets `herd_tsan`), where every byte serialized and summed costs ~50× and
+/// a 16 KiB message is as long in flight as a 256 KiB one uninstrumented (the test took
+/// 56 s there with 256 KiB).
+const ITEM_BYTES: usize = if cfg!(herd_tsan) { 1 << 14 } else { 1 << 18 };
+
 mpi_test!(fn quiescence_waits_for_messages_in_flight() ranks [1, 2, 4] within 120 {
     let mpi = Arc::new(Mpi::init(Options::default()).unwrap());
     let p = mpi.size();
@@ -171,7 +178,7 @@ mpi_test!(fn quiescence_waits_for_messages_in_flight() ranks [1, 2, 4] within 12
         let sum: u64 = v.iter().map(|&b| b as u64).sum();
         if i < len {
             // the next link gets a 256 KiB item and its tag, put here and routed
-            ctx.put(&xs, i + 1, vec![(i % 251) as u8; 1 << 18])?;
+            ctx.put(&xs, i + 1, vec![(i % 251) as u8; ITEM_BYTES])?;
         } else {
             ctx.put(&o, i, sum)?;
         }
@@ -189,7 +196,7 @@ mpi_test!(fn quiescence_waits_for_messages_in_flight() ranks [1, 2, 4] within 12
     let stats = dg.wait().unwrap();
     assert_eq!(stats.executed_total, len as u64 + 1);
     if mpi.rank() == 0 {
-        assert_eq!(*out.get(&len).unwrap(), ((len - 1) % 251) as u64 * (1 << 18));
+        assert_eq!(*out.get(&len).unwrap(), ((len - 1) % 251) as u64 * ITEM_BYTES as u64);
     }
     assert!(stats.rounds >= 2);
     drop((dg, x, out, tags, steps));
