@@ -11,11 +11,11 @@ use herd_mpi::copy::shared_window::{Route, SharedWindowExchange, DEFAULT_WINDOW_
 use herd_mpi::{mpi_test, pack, unpack, Mpi, Options, Vector};
 
 /// The most messages (or window chunks) one exchange of these tests may take. A tenth
-/// under ThreadSanitizer (`make tsan` sets `herd_tsan`): there every message costs ~20×
-/// and these tests took 4.5 of CI's minutes; 2,000 one-element messages an exchange
-/// still drive the communicator thread's queue and request progress through every path
-/// (TSan sees only races inside a rank; the shared window between ranks is checked by
-/// the full counts in the uninstrumented run of `make test`).
+/// under ThreadSanitizer (`make tsan` sets `herd_tsan`), where these tests took 269 s of
+/// CI's time with the full counts (67 s with a tenth); 2,000 one-element messages an
+/// exchange still drive the communicator thread's queue and request progress through
+/// every path (TSan sees only races inside a rank; the shared window between ranks is
+/// checked by the full counts in the uninstrumented run of `make test`).
 const MAX_MESSAGES: usize = if cfg!(herd_tsan) { 2_000 } else { 20_000 };
 
 /// Rounds of the back-to-back shared-window test (a tenth under ThreadSanitizer, as

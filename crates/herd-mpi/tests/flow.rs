@@ -159,9 +159,8 @@ impl<V: Send + Sync + 'static> Tuner<u32> for RoundRobin<V> {
 
 /// The item each link of `quiescence_waits_for_messages_in_flight` puts: 256 KiB, so that
 /// it is still in flight when its sender's steps are done. 16 KiB under ThreadSanitizer
-/// (`make tsan` sets `herd_tsan`), where every byte serialized and summed costs ~50× and
-/// a 16 KiB message is as long in flight as a 256 KiB one uninstrumented (the test took
-/// 56 s there with 256 KiB).
+/// (`make tsan` sets `herd_tsan`), where the instrumented serialization and sums made the
+/// test take 56 s with 256 KiB items; there every message is slow to send anyway.
 const ITEM_BYTES: usize = if cfg!(herd_tsan) { 1 << 14 } else { 1 << 18 };
 
 mpi_test!(fn quiescence_waits_for_messages_in_flight() ranks [1, 2, 4] within 120 {
@@ -177,7 +176,7 @@ mpi_test!(fn quiescence_waits_for_messages_in_flight() ranks [1, 2, 4] within 12
         std::thread::sleep(Duration::from_millis(2));
         let sum: u64 = v.iter().map(|&b| b as u64).sum();
         if i < len {
-            // the next link gets a 256 KiB item and its tag, put here and routed
+            // the next link gets an `ITEM_BYTES` item and its tag, put here and routed
             ctx.put(&xs, i + 1, vec![(i % 251) as u8; ITEM_BYTES])?;
         } else {
             ctx.put(&o, i, sum)?;
